@@ -1,0 +1,1 @@
+"""The ``tfyarn`` command line (click). Subcommands load lazily to keep ``--help`` fast."""

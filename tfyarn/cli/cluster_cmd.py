@@ -1,0 +1,106 @@
+"""``tfyarn cluster up | down | status | env``."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from tfyarn.cluster import ClusterLayout, ClusterOptions, ClusterStatus, LocalCluster
+from tfyarn.cluster.layout import default_cluster_dir
+from tfyarn.spec import parse_memory
+from tfyarn.errors import SpecError
+
+
+def _progress(msg: str) -> None:
+    click.echo(msg, err=True)
+
+
+def _cluster(ctx: click.Context, options: ClusterOptions | None = None) -> LocalCluster:
+    return LocalCluster(ClusterLayout(root=ctx.obj["dir"]), options)
+
+
+@click.group()
+@click.option("--dir", "root", type=click.Path(file_okay=False, path_type=Path), default=None,
+              envvar="TFYARN_CLUSTER_DIR", show_envvar=True,
+              help="Cluster dir (config, data, logs). [default: ~/.tfyarn/cluster]")
+@click.pass_context
+def cluster(ctx: click.Context, root: Path | None) -> None:
+    """Run a real single-node Hadoop 3.5 cluster (HDFS + YARN) on this machine.
+
+    \b
+    The Hadoop jars come from Maven Central on the first `up` and are cached
+    (~/.cache/tfyarn, override with TFYARN_JAR_CACHE). Every daemon listens
+    on 127.0.0.1 only. HDFS data survives `down`; `down --purge` deletes it.
+    """
+    ctx.obj = {"dir": (root or default_cluster_dir()).expanduser().absolute()}
+
+
+@cluster.command()
+@click.option("--gpus", type=click.IntRange(min=0), default=ClusterOptions.gpus, show_default=True,
+              help="GPUs the NodeManager advertises as yarn.io/gpu (scheduled even without real GPUs).")
+@click.option("--memory", default="16g", show_default=True, help="Memory the NodeManager offers to containers.")
+@click.option("--vcores", type=click.IntRange(min=1), default=ClusterOptions.vcores, show_default=True,
+              help="Virtual cores the NodeManager offers.")
+@click.option("--timeout", type=click.IntRange(min=10), default=180, show_default=True,
+              help="Seconds to wait for the daemons.")
+@click.pass_context
+def up(ctx: click.Context, gpus: int, memory: str, vcores: int, timeout: int) -> None:
+    """Start NameNode, DataNode, ResourceManager and NodeManager; wait until usable.
+
+    Idempotent: daemons already running are left as they are.
+    """
+    try:
+        memory_mb = parse_memory(memory, "--memory")
+    except SpecError as e:
+        raise click.BadParameter(str(e).split(": ", 1)[1], param_hint="--memory") from None
+    opts = ClusterOptions(memory_mb=memory_mb, vcores=vcores, gpus=gpus,
+                          max_container_mb=min(ClusterOptions.max_container_mb, memory_mb))
+    c = _cluster(ctx, opts)
+    st = c.up(_progress, timeout_s=timeout)
+    _print_status(st)
+    click.echo(f"\nUse it from a shell:  eval \"$(tfyarn cluster env)\"")
+
+
+@cluster.command()
+@click.option("--purge", is_flag=True, help="Also delete the cluster dir (HDFS data, logs, config).")
+@click.pass_context
+def down(ctx: click.Context, purge: bool) -> None:
+    """Stop every daemon (and any container process) of the local cluster."""
+    _cluster(ctx).down(_progress, purge=purge)
+
+
+@cluster.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Show which daemons run, their web UIs and the node's health. Exit 1 unless all run."""
+    st = _cluster(ctx).status()
+    if as_json:
+        click.echo(json.dumps(asdict(st), indent=2))
+    else:
+        _print_status(st)
+    ctx.exit(0 if st.running else 1)
+
+
+@cluster.command()
+@click.pass_context
+def env(ctx: click.Context) -> None:
+    """Print export lines for a shell: eval "$(tfyarn cluster env)"."""
+    for line in _cluster(ctx).env_lines():
+        click.echo(line)
+
+
+def _print_status(st: ClusterStatus) -> None:
+    click.echo(f"Cluster dir: {st.root}")
+    for d in st.daemons:
+        state = f"running (pid {d.pid})" if d.pid else "stopped"
+        web = f"  {d.web}" if d.web else ""
+        click.echo(f"  {d.name:<16} {state:<22}{web}")
+    if st.hdfs_safemode is not None:
+        click.echo(f"HDFS: {'in safe mode' if st.hdfs_safemode else 'ready'}, "
+                   f"{st.live_datanodes} live DataNode(s)")
+    if st.running_nodemanagers is not None:
+        click.echo(f"YARN: {st.running_nodemanagers} RUNNING NodeManager(s), {st.gpus_total} GPU(s) advertised; "
+                   f"ResourceManager UI at {next(d.web for d in st.daemons if d.name == 'resourcemanager')}")

@@ -1,0 +1,77 @@
+"""Entry point: the ``tfyarn`` group, lazy subcommands, and one error handler.
+
+Every TfyarnError and click usage error becomes one ``Error: ...`` line on
+stderr and a defined exit code (see tfyarn.errors); no stack traces.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from tfyarn import __version__
+from tfyarn.errors import TfyarnError
+
+# name -> (module, attribute, short help); imported only when the command runs.
+_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "cluster": ("tfyarn.cli.cluster_cmd", "cluster", "Run a local single-node Hadoop cluster."),
+    "submit": ("tfyarn.cli.submit_cmd", "submit", "Submit a training job to YARN."),
+    "status": ("tfyarn.cli.jobs_cmd", "status", "Show a job's state."),
+    "kill": ("tfyarn.cli.jobs_cmd", "kill", "Kill a running job."),
+    "logs": ("tfyarn.cli.jobs_cmd", "logs", "Print a job's aggregated logs."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in _COMMANDS:
+            return None
+        module, attr, _ = _COMMANDS[name]
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Short help from the table, so `tfyarn --help` imports no subcommand.
+        with formatter.section("Commands"):
+            formatter.write_dl([(n, h) for n, (_, _, h) in _COMMANDS.items()])
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
+        except click.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(130)
+        except click.UsageError as e:
+            hint = f" (see '{e.ctx.command_path} --help')" if e.ctx else ""
+            click.echo(f"Error: {e.format_message()}{hint}", err=True)
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            click.echo(f"Error: {e.format_message()}", err=True)
+            sys.exit(e.exit_code)
+        except TfyarnError as e:
+            click.echo(f"Error: {e}", err=True)
+            sys.exit(e.exit_code)
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tfyarn")
+def cli() -> None:
+    """tfyarn runs TensorFlow and PyTorch training on Hadoop YARN.
+
+    \b
+    Try it on a local cluster:
+      tfyarn cluster up
+      tfyarn submit --num-workers 2 --wait -- python -c "print('hello from YARN')"
+      tfyarn cluster down
+
+    Against an existing cluster, set HADOOP_CONF_DIR and put its `yarn` on PATH.
+    """

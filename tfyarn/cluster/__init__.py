@@ -1,0 +1,6 @@
+"""A real single-node Hadoop cluster on loopback, started from Maven Central's jars."""
+from tfyarn.cluster.config import ClusterOptions
+from tfyarn.cluster.layout import ClusterLayout
+from tfyarn.cluster.local import ClusterStatus, LocalCluster
+
+__all__ = ["ClusterLayout", "ClusterOptions", "ClusterStatus", "LocalCluster"]

@@ -1,0 +1,185 @@
+"""Hadoop configuration files of the local cluster.
+
+Pure functions from a layout and options to file contents, so the settings
+can be tested and read in one place. Every setting carries the reason it is
+there; Hadoop's defaults assume a tarball install and a roomy multi-host
+cluster, and this cluster is one loopback node on a small machine.
+"""
+from __future__ import annotations
+
+import getpass
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from tfyarn.cluster.layout import HOST, ClusterLayout
+
+GPU_RESOURCE = "yarn.io/gpu"
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """What a user may size on `tfyarn cluster up`."""
+
+    memory_mb: int = 16384
+    vcores: int = 16
+    gpus: int = 4
+    max_container_mb: int = 8192
+
+
+def to_xml(props: dict[str, str]) -> str:
+    """A Hadoop ``<configuration>`` document."""
+    rows = "".join(
+        f"  <property><name>{escape(k)}</name><value>{escape(str(v))}</value></property>\n"
+        for k, v in props.items()
+    )
+    return f'<?xml version="1.0"?>\n<configuration>\n{rows}</configuration>\n'
+
+
+def core_site(layout: ClusterLayout) -> dict[str, str]:
+    user = getpass.getuser()
+    return {
+        "fs.defaultFS": layout.fs_uri,
+        "hadoop.tmp.dir": str(layout.data_dir / "tmp"),
+        f"hadoop.proxyuser.{user}.hosts": "*",
+        f"hadoop.proxyuser.{user}.groups": "*",
+        # One retry instead of Hadoop's ten keeps a client pointed at a
+        # stopped cluster from hanging for minutes.
+        "ipc.client.connect.max.retries": "1",
+        "ipc.client.connect.max.retries.on.timeouts": "1",
+    }
+
+
+def hdfs_site(layout: ClusterLayout) -> dict[str, str]:
+    p = layout.ports
+    return {
+        "dfs.replication": "1",
+        "dfs.namenode.name.dir": str(layout.data_dir / "namenode"),
+        "dfs.datanode.data.dir": str(layout.data_dir / "datanode"),
+        "dfs.namenode.rpc-address": f"{HOST}:{p.namenode_rpc}",
+        "dfs.namenode.http-address": f"{HOST}:{p.namenode_http}",
+        "dfs.namenode.secondary.http-address": f"{HOST}:0",
+        "dfs.datanode.address": f"{HOST}:{p.datanode_data}",
+        "dfs.datanode.http.address": f"{HOST}:{p.datanode_http}",
+        "dfs.datanode.ipc.address": f"{HOST}:{p.datanode_ipc}",
+        # Leave safe mode as soon as the single DataNode reports.
+        "dfs.namenode.safemode.extension": "0",
+        "dfs.namenode.safemode.min.datanodes": "1",
+        "dfs.heartbeat.interval": "1",
+        "dfs.webhdfs.enabled": "true",
+        "dfs.permissions.enabled": "true",
+        "dfs.datanode.du.reserved": "0",
+        "dfs.namenode.resource.du.reserved": "104857600",
+    }
+
+
+def yarn_site(layout: ClusterLayout, opts: ClusterOptions) -> dict[str, str]:
+    p = layout.ports
+    whitelist = ",".join([
+        "JAVA_HOME", "HADOOP_COMMON_HOME", "HADOOP_HDFS_HOME", "HADOOP_CONF_DIR",
+        "CLASSPATH_PREPEND_DISTCACHE", "HADOOP_YARN_HOME", "HADOOP_HOME", "PATH", "LANG", "TZ",
+    ])
+    return {
+        "yarn.resourcemanager.hostname": HOST,
+        "yarn.resourcemanager.address": f"{HOST}:{p.rm_rpc}",
+        "yarn.resourcemanager.scheduler.address": f"{HOST}:{p.rm_scheduler}",
+        "yarn.resourcemanager.resource-tracker.address": f"{HOST}:{p.rm_tracker}",
+        "yarn.resourcemanager.admin.address": f"{HOST}:{p.rm_admin}",
+        "yarn.resourcemanager.webapp.address": f"{HOST}:{p.rm_http}",
+        "yarn.resourcemanager.scheduler.class":
+            "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler",
+        # A client facing a stopped RM gives up after seconds, not 15 minutes.
+        "yarn.resourcemanager.connect.max-wait.ms": "10000",
+        "yarn.resourcemanager.connect.retry-interval.ms": "1000",
+        # Faster node heartbeats make container allocation and launch snappier.
+        "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "250",
+        "yarn.nodemanager.hostname": HOST,
+        "yarn.nodemanager.address": f"{HOST}:{p.nm_rpc}",
+        "yarn.nodemanager.localizer.address": f"{HOST}:{p.nm_localizer}",
+        "yarn.nodemanager.webapp.address": f"{HOST}:{p.nm_http}",
+        "yarn.nodemanager.local-dirs": str(layout.data_dir / "nm-local"),
+        "yarn.nodemanager.log-dirs": str(layout.log_dir / "containers"),
+        "yarn.nodemanager.resource.memory-mb": str(opts.memory_mb),
+        "yarn.nodemanager.resource.cpu-vcores": str(opts.vcores),
+        "yarn.nodemanager.vmem-check-enabled": "false",
+        # A full-ish shared disk must not mark the only node UNHEALTHY.
+        "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage": "99.9",
+        "yarn.nodemanager.disk-health-checker.min-free-space-per-disk-mb": "100",
+        "yarn.nodemanager.env-whitelist": whitelist,
+        "yarn.nodemanager.delete.debug-delay-sec": "600",
+        "yarn.scheduler.minimum-allocation-mb": "128",
+        "yarn.scheduler.maximum-allocation-mb": str(opts.max_container_mb),
+        "yarn.scheduler.maximum-allocation-vcores": str(opts.vcores),
+        "yarn.log-aggregation-enable": "true",
+        "yarn.nodemanager.remote-app-log-dir": "/tmp/logs",
+        "yarn.log-aggregation.retain-seconds": "604800",
+        # The default assumes $HADOOP_HOME's tarball layout; ours is one lib dir.
+        "yarn.application.classpath": f"{layout.conf_dir},{layout.lib_dir}/*",
+        "yarn.timeline-service.enabled": "false",
+        "yarn.resourcemanager.recovery.enabled": "false",
+        "yarn.nodemanager.recovery.enabled": "false",
+    }
+
+
+def capacity_scheduler() -> dict[str, str]:
+    """Two queues, so queue selection is testable; room for several AMs."""
+    root = "yarn.scheduler.capacity.root"
+    return {
+        f"{root}.queues": "default,research",
+        f"{root}.default.capacity": "70",
+        f"{root}.default.maximum-capacity": "100",
+        f"{root}.research.capacity": "30",
+        f"{root}.research.maximum-capacity": "100",
+        "yarn.scheduler.capacity.maximum-am-resource-percent": "0.5",
+        # Required for GPUs to count in scheduling decisions.
+        "yarn.scheduler.capacity.resource-calculator":
+            "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator",
+        "yarn.scheduler.capacity.node-locality-delay": "-1",
+        f"{root}.default.acl_submit_applications": "*",
+        f"{root}.research.acl_submit_applications": "*",
+    }
+
+
+def resource_types() -> dict[str, str]:
+    """Declares yarn.io/gpu; also read by clients (skein refuses gpus>0 without it)."""
+    return {"yarn.resource-types": GPU_RESOURCE}
+
+
+def node_resources(opts: ClusterOptions) -> dict[str, str]:
+    """The GPU count the NodeManager advertises, GPUs present or not."""
+    return {f"yarn.nodemanager.resource-type.{GPU_RESOURCE}": str(opts.gpus)}
+
+
+LOG4J = """\
+# Daemons log to a rolling file; client commands log warnings to stderr.
+hadoop.root.logger=WARN,console
+hadoop.log.dir=.
+hadoop.log.file=hadoop.log
+log4j.rootLogger=${hadoop.root.logger}
+log4j.threshold=ALL
+log4j.appender.console=org.apache.log4j.ConsoleAppender
+log4j.appender.console.target=System.err
+log4j.appender.console.layout=org.apache.log4j.PatternLayout
+log4j.appender.console.layout.ConversionPattern=%d{yy/MM/dd HH:mm:ss} %p %c{2}: %m%n
+log4j.appender.RFA=org.apache.log4j.RollingFileAppender
+log4j.appender.RFA.File=${hadoop.log.dir}/${hadoop.log.file}
+log4j.appender.RFA.MaxFileSize=32MB
+log4j.appender.RFA.MaxBackupIndex=2
+log4j.appender.RFA.layout=org.apache.log4j.PatternLayout
+log4j.appender.RFA.layout.ConversionPattern=%d{ISO8601} %p %c: %m%n
+log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR
+"""
+
+
+def config_files(layout: ClusterLayout, opts: ClusterOptions) -> dict[Path, str]:
+    """Every file of the cluster's HADOOP_CONF_DIR, by path."""
+    c = layout.conf_dir
+    return {
+        c / "core-site.xml": to_xml(core_site(layout)),
+        c / "hdfs-site.xml": to_xml(hdfs_site(layout)),
+        c / "yarn-site.xml": to_xml(yarn_site(layout, opts)),
+        c / "capacity-scheduler.xml": to_xml(capacity_scheduler()),
+        c / "resource-types.xml": to_xml(resource_types()),
+        c / "node-resources.xml": to_xml(node_resources(opts)),
+        c / "log4j.properties": LOG4J,
+    }

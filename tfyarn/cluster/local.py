@@ -1,0 +1,196 @@
+"""`tfyarn cluster up | down | status | env`: a real single-node Hadoop on loopback."""
+from __future__ import annotations
+
+import getpass
+import json
+import shutil
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfyarn.cluster import daemons
+from tfyarn.cluster.config import ClusterOptions, config_files
+from tfyarn.cluster.jars import ensure_jars
+from tfyarn.cluster.java import java_home
+from tfyarn.cluster.layout import ClusterLayout
+from tfyarn.cluster.scripts import write_scripts
+from tfyarn.errors import ClusterError
+
+Progress = Callable[[str], None]
+
+
+def http_json(url: str, method: str = "GET", timeout: float = 3.0) -> Any:
+    """GET/PUT a Hadoop REST endpoint; None when it does not answer yet."""
+    req = urllib.request.Request(url, method=method, headers={"Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return json.loads(resp.read() or b"null")
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
+@dataclass
+class DaemonState:
+    name: str
+    pid: int | None
+    web: str | None
+
+
+@dataclass
+class ClusterStatus:
+    """What `cluster status` shows, as data."""
+
+    root: str
+    daemons: list[DaemonState] = field(default_factory=list)
+    hdfs_safemode: bool | None = None
+    live_datanodes: int | None = None
+    running_nodemanagers: int | None = None
+    gpus_total: int | None = None
+
+    @property
+    def running(self) -> bool:
+        return all(d.pid for d in self.daemons)
+
+    @property
+    def stopped(self) -> bool:
+        return not any(d.pid for d in self.daemons)
+
+
+class LocalCluster:
+    """One cluster dir, its four daemons and the jar cache they run from."""
+
+    def __init__(self, layout: ClusterLayout | None = None, options: ClusterOptions | None = None):
+        self.layout = layout or ClusterLayout()
+        self.options = options or ClusterOptions()
+
+    # -- probes --------------------------------------------------------------
+    def _nn_info(self) -> dict[str, Any] | None:
+        data = http_json(f"{self.layout.nn_web}/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState")
+        beans = (data or {}).get("beans") or []
+        return beans[0] if beans else None
+
+    def _safemode(self) -> bool | None:
+        data = http_json(f"{self.layout.nn_web}/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo")
+        beans = (data or {}).get("beans") or []
+        return bool(beans[0].get("Safemode")) if beans else None
+
+    def _nodes(self) -> list[dict[str, Any]] | None:
+        data = http_json(f"{self.layout.rm_web}/ws/v1/cluster/nodes")
+        if data is None:
+            return None
+        return ((data.get("nodes") or {}).get("node")) or []
+
+    def _wait(self, what: str, ready: Callable[[], bool], watch: list[daemons.Daemon],
+              timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if ready():
+                return
+            for d in watch:
+                if daemons.running_pid(self.layout, d) is None:
+                    raise ClusterError(f"the {d.name} exited while starting; its log ends:\n"
+                                       f"{daemons.log_tail(self.layout, d)}")
+            time.sleep(0.5)
+        raise ClusterError(f"timed out after {timeout_s:.0f} s waiting for {what}; "
+                           f"see the logs in {self.layout.log_dir}")
+
+    # -- lifecycle -----------------------------------------------------------
+    def write_config(self) -> None:
+        for path, text in config_files(self.layout, self.options).items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        write_scripts(self.layout)
+
+    def up(self, progress: Progress, timeout_s: float = 180.0) -> ClusterStatus:
+        """Fetch jars, write config, start what is not running, wait until usable.
+
+        Idempotent: daemons already running are left alone. On failure,
+        the daemons this call started are stopped again.
+        """
+        t0 = time.monotonic()
+        ensure_jars(self.layout, progress)
+        was_running = {d.name for d in daemons.DAEMONS if daemons.running_pid(self.layout, d)}
+        if len(was_running) < len(daemons.DAEMONS):
+            self.write_config()  # a running daemon keeps the config it read
+        else:
+            write_scripts(self.layout)
+        try:
+            daemons.format_namenode(self.layout)
+            for d in (daemons.NAMENODE, daemons.DATANODE):
+                self._start(d, was_running, progress)
+            self._wait("HDFS to leave safe mode with a live DataNode",
+                       lambda: self._safemode() is False and (self._nn_info() or {}).get("NumLiveDataNodes", 0) >= 1,
+                       [daemons.NAMENODE, daemons.DATANODE], timeout_s)
+            progress("HDFS is up.")
+            self._mkdirs()
+            for d in (daemons.RESOURCEMANAGER, daemons.NODEMANAGER):
+                self._start(d, was_running, progress)
+            self._wait("a RUNNING NodeManager",
+                       lambda: any(n.get("state") == "RUNNING" for n in (self._nodes() or [])),
+                       [daemons.RESOURCEMANAGER, daemons.NODEMANAGER], timeout_s)
+        except BaseException:
+            if not was_running:
+                daemons.stop_all(self.layout)
+            raise
+        progress(f"YARN is up. Cluster ready in {time.monotonic() - t0:.1f} s.")
+        return self.status()
+
+    def _start(self, d: daemons.Daemon, was_running: set[str], progress: Progress) -> None:
+        if d.name in was_running:
+            progress(f"{d.name} already running (pid {daemons.running_pid(self.layout, d)}).")
+            return
+        pid = daemons.start(self.layout, d)
+        progress(f"Started {d.name} (pid {pid}).")
+
+    def _mkdirs(self) -> None:
+        """/user/$USER and the log-aggregation dir, through WebHDFS (no JVM start)."""
+        user = getpass.getuser()
+        for path, perm in ((f"/user/{user}", "755"), ("/tmp/logs", "1777"), ("/tmp", "1777")):
+            url = (f"{self.layout.nn_web}/webhdfs/v1{path}?op=MKDIRS&permission={perm}"
+                   f"&user.name={user}")
+            if not (http_json(url, method="PUT") or {}).get("boolean"):
+                raise ClusterError(f"could not create {path} on HDFS via {self.layout.nn_web}")
+
+    def down(self, progress: Progress, purge: bool = False) -> list[str]:
+        """Stop every daemon and leftover container process; ``purge`` also deletes HDFS data."""
+        stopped = daemons.stop_all(self.layout)
+        progress("Stopped: " + ", ".join(stopped) if stopped else "Nothing was running.")
+        if purge:
+            shutil.rmtree(self.layout.root, ignore_errors=True)
+            progress(f"Deleted {self.layout.root}.")
+        return stopped
+
+    def status(self) -> ClusterStatus:
+        l = self.layout
+        webs = {"namenode": l.nn_web, "datanode": f"http://127.0.0.1:{l.ports.datanode_http}",
+                "resourcemanager": l.rm_web, "nodemanager": l.nm_web}
+        st = ClusterStatus(root=str(l.root))
+        for d in daemons.DAEMONS:
+            pid = daemons.running_pid(l, d)
+            st.daemons.append(DaemonState(d.name, pid, webs[d.name] if pid else None))
+        if daemons.running_pid(l, daemons.NAMENODE):
+            st.hdfs_safemode = self._safemode()
+            st.live_datanodes = (self._nn_info() or {}).get("NumLiveDataNodes")
+        if daemons.running_pid(l, daemons.RESOURCEMANAGER):
+            nodes = self._nodes() or []
+            running = [n for n in nodes if n.get("state") == "RUNNING"]
+            st.running_nodemanagers = len(running)
+            st.gpus_total = sum(_gpus(n) for n in running)
+        return st
+
+    def env_lines(self) -> list[str]:
+        """The ``export`` lines a shell needs to use this cluster."""
+        l = self.layout
+        return [
+            f"export JAVA_HOME={java_home()}",
+            f"export HADOOP_CONF_DIR={l.conf_dir}",
+            f'export PATH={l.bin_dir}:"$PATH"',
+        ]
+
+
+def _gpus(node: dict[str, Any]) -> int:
+    infos = ((node.get("totalResource") or {}).get("resourceInformations") or {}).get("resourceInformation") or []
+    return sum(int(i.get("value", 0)) for i in infos if i.get("name") == "yarn.io/gpu")

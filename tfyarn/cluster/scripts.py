@@ -1,0 +1,78 @@
+"""The ``yarn``, ``hdfs`` and ``hadoop`` commands of a local cluster.
+
+Hadoop's own shell launchers come only in the tarball, which is not on
+Maven Central. These small scripts map the same subcommands to the same
+main classes, run on the cached jars, so skein (which shells out to
+``yarn classpath --glob``) and users' muscle memory both work.
+"""
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from tfyarn.cluster.java import CLIENT_FLAGS, JAVA17_FLAGS, java_home
+from tfyarn.cluster.layout import ClusterLayout
+
+# subcommand -> (main class, whether the subcommand itself stays argv[0])
+_YARN = {
+    "application": ("org.apache.hadoop.yarn.client.cli.ApplicationCLI", True),
+    "applicationattempt": ("org.apache.hadoop.yarn.client.cli.ApplicationCLI", True),
+    "container": ("org.apache.hadoop.yarn.client.cli.ApplicationCLI", True),
+    "logs": ("org.apache.hadoop.yarn.client.cli.LogsCLI", False),
+    "node": ("org.apache.hadoop.yarn.client.cli.NodeCLI", False),
+    "queue": ("org.apache.hadoop.yarn.client.cli.QueueCLI", False),
+    "rmadmin": ("org.apache.hadoop.yarn.client.cli.RMAdminCLI", False),
+    "classpath": ("org.apache.hadoop.util.Classpath", False),
+    "version": ("org.apache.hadoop.util.VersionInfo", False),
+}
+_HDFS = {
+    "dfs": ("org.apache.hadoop.fs.FsShell", False),
+    "dfsadmin": ("org.apache.hadoop.hdfs.tools.DFSAdmin", False),
+    "getconf": ("org.apache.hadoop.hdfs.tools.GetConf", False),
+    "fsck": ("org.apache.hadoop.hdfs.tools.DFSck", False),
+    "classpath": ("org.apache.hadoop.util.Classpath", False),
+    "version": ("org.apache.hadoop.util.VersionInfo", False),
+}
+_HADOOP = {
+    "fs": ("org.apache.hadoop.fs.FsShell", False),
+    "classpath": ("org.apache.hadoop.util.Classpath", False),
+    "version": ("org.apache.hadoop.util.VersionInfo", False),
+}
+COMMANDS: dict[str, dict[str, tuple[str, bool]]] = {"yarn": _YARN, "hdfs": _HDFS, "hadoop": _HADOOP}
+
+
+def render(name: str, layout: ClusterLayout) -> str:
+    """The bash text of one command."""
+    table = COMMANDS[name]
+    cases = "\n".join(
+        f'  {sub}) cls={cls}; {"" if keep else "shift; "};;' for sub, (cls, keep) in table.items()
+    )
+    flags = " ".join(shlex.quote(f) for f in [*CLIENT_FLAGS, *JAVA17_FLAGS])
+    subs = " ".join(table)
+    jh = shlex.quote(str(java_home()))
+    return f"""#!/usr/bin/env bash
+# {name}: written by `tfyarn cluster up` for the local cluster in {layout.root}.
+# Runs the real Hadoop {name} subcommands on the cached Hadoop jars.
+export JAVA_HOME="${{JAVA_HOME:-{jh}}}"
+export HADOOP_CONF_DIR="${{HADOOP_CONF_DIR:-{shlex.quote(str(layout.conf_dir))}}}"
+case "${{1:-}}" in
+{cases}
+  ""|-h|--help|help) echo "usage: {name} SUBCOMMAND [ARGS...]   subcommands: {subs}"; exit 0;;
+  *) echo "{name}: unknown subcommand '$1' (one of: {subs})" >&2; exit 1;;
+esac
+exec "$JAVA_HOME/bin/java" {flags} ${{TFYARN_CLIENT_OPTS:-}} \\
+  -Dhadoop.root.logger="${{HADOOP_ROOT_LOGGER:-WARN,console}}" \\
+  -cp "$HADOOP_CONF_DIR:{layout.lib_dir}/*" "$cls" "$@"
+"""
+
+
+def write_scripts(layout: ClusterLayout) -> list[Path]:
+    """Write bin/yarn, bin/hdfs, bin/hadoop; return their paths."""
+    layout.bin_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name in COMMANDS:
+        path = layout.bin_dir / name
+        path.write_text(render(name, layout))
+        path.chmod(0o755)
+        paths.append(path)
+    return paths

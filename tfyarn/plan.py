@@ -1,0 +1,70 @@
+"""Pure planning: a JobSpec becomes a skein ApplicationSpec, with no side effects.
+
+``tfyarn submit --dry-run`` prints exactly what this returns. Every role
+becomes a skein service with zero instances: tfyarn's own ApplicationMaster
+(``appmaster.master``) requests the containers, one per task, so it knows
+each task's role and index from the start.
+"""
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import dataclass
+
+import skein
+
+from tfyarn import protocol
+from tfyarn.spec import JobSpec
+
+TAG = "tfyarn"
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """How containers find Python and tfyarn's code.
+
+    ``python_env: local`` runs the submitting machine's interpreter, which
+    works on a single node or a cluster with a shared install. Shipping an
+    environment to the nodes will fill ``python`` (and add localized files)
+    here, leaving the rest of the plan unchanged.
+    """
+
+    python: str
+
+    @classmethod
+    def for_spec(cls, spec: JobSpec) -> PlanContext:
+        if spec.python_env == "local":
+            return cls(python=sys.executable)
+        raise NotImplementedError(spec.python_env)  # validate() admits only "local"
+
+
+def _script(ctx: PlanContext, module: str) -> str:
+    return f"exec {shlex.quote(ctx.python)} -m {module}\n"
+
+
+def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
+    """The YARN application that runs ``spec``."""
+    common_env = {"PYTHONUNBUFFERED": "1", **spec.env}
+    services = {
+        role.name: skein.Service(
+            resources=skein.Resources(memory=role.memory_mb, vcores=role.vcores, gpus=role.gpus),
+            script=_script(ctx, "appmaster.executor"),
+            instances=0,
+            max_restarts=0,
+            # The tfyarn AM decides what a failed task means for the job.
+            allow_failures=True,
+            node_label=role.node_label or spec.node_label,
+            env=common_env,
+        )
+        for role in spec.roles.values()
+    }
+    master = skein.Master(
+        resources=skein.Resources(memory=spec.am_memory_mb, vcores=1),
+        script=_script(ctx, "appmaster.master"),
+        env={**common_env, protocol.ENV_JOB: protocol.encode_env(spec.to_dict())},
+    )
+    tags = [TAG, f"{TAG}-framework-{spec.framework}", *spec.tags]
+    return skein.ApplicationSpec(
+        name=spec.name, queue=spec.queue, tags=tags, master=master, services=services,
+        max_attempts=spec.max_attempts, node_label=spec.node_label,
+    )

@@ -1,0 +1,61 @@
+"""Every name the client, the ApplicationMaster and the executor share.
+
+Environment variables and key-value keys are defined once here; no other
+module spells them out, so the two sides of the wire cannot drift apart.
+The AM and executor import this module, never the client's runtime code.
+"""
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+# --- client-side environment -------------------------------------------------
+ENV_CLUSTER_DIR = "TFYARN_CLUSTER_DIR"  # where `tfyarn cluster` keeps a local cluster
+ENV_JAR_CACHE = "TFYARN_JAR_CACHE"  # where the Hadoop jars are cached
+ENV_HADOOP_CONF_DIR = "HADOOP_CONF_DIR"
+
+# --- set by the plan on the ApplicationMaster container ----------------------
+ENV_JOB = "TFYARN_JOB"  # the job spec, encode_env()d
+
+# --- set by the AM on each task container ------------------------------------
+ENV_ROLE = "TFYARN_ROLE"  # e.g. "worker"
+ENV_TASK_INDEX = "TFYARN_TASK_INDEX"  # 0-based index within the role
+ENV_NUM_TASKS = "TFYARN_NUM_TASKS"  # instances of this role
+ENV_COMMAND = "TFYARN_COMMAND"  # the user's argv, encode_env()d
+ENV_APP_ID = "TFYARN_APP_ID"
+
+
+
+def encode_env(value: object) -> str:
+    """JSON, base64-encoded: YARN writes env values into a shell script unescaped."""
+    return base64.urlsafe_b64encode(json.dumps(value, separators=(",", ":")).encode()).decode()
+
+
+def decode_env(text: str) -> Any:
+    return json.loads(base64.urlsafe_b64decode(text.encode()))
+
+
+# --- key-value store (skein's, on the AM) -------------------------------------
+KV_PREFIX = "tfyarn/"
+
+
+def task_name(role: str, index: int) -> str:
+    """The one spelling of a task: ``worker:0``."""
+    return f"{role}:{index}"
+
+
+def kv_task_exit(role: str, index: int) -> str:
+    """Key under which a task's executor stores its exit record (JSON)."""
+    return f"{KV_PREFIX}exit/{task_name(role, index)}"
+
+
+def kv_task_started(role: str, index: int) -> str:
+    """Key under which a task's executor stores its start record (JSON)."""
+    return f"{KV_PREFIX}started/{task_name(role, index)}"
+
+
+# Executor exit codes that are not the user command's own.
+EXIT_EXECUTOR_ERROR = 120  # the executor itself failed before or around the user command
+EXIT_COMMAND_NOT_FOUND = 127  # as a shell reports it
+STDERR_TAIL_LINES = 20  # lines of a failed task's stderr carried into diagnostics

@@ -1,0 +1,185 @@
+"""The typed job spec: what a user asks for, validated before anything happens.
+
+A spec is plain data. It round-trips through a dict (YAML/JSON) with strict
+validation: unknown keys are errors that name the key, and every
+cross-field check names the field it is about. Nothing here talks to a
+cluster; ``tfyarn.plan`` turns a valid spec into a YARN application.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from tfyarn.errors import SpecError
+
+FRAMEWORKS = ("none", "tensorflow", "pytorch")
+PYTHON_ENVS = ("local",)  # shipping an environment comes later; see tfyarn.plan.PlanContext
+MIN_MEMORY_MB = 128
+_MEMORY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
+_UNIT_MB = {"k": 1 / 1024, "": 1, "m": 1, "g": 1024, "t": 1024 * 1024}
+_ENV_UNSAFE = ('"', "`", "\\", "\n")  # YARN writes env values into launch_container.sh unescaped
+_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+def parse_memory(value: str | int, what: str = "memory") -> int:
+    """``"4g"`` -> 4096 (MiB). Plain numbers are MiB, as in YARN."""
+    if isinstance(value, bool):
+        raise SpecError(f"{what}: {value!r} is not a memory size; use e.g. 512m or 4g")
+    if isinstance(value, int):
+        mb = value
+    else:
+        m = _MEMORY_RE.match(str(value))
+        if not m:
+            raise SpecError(f"{what}: {value!r} is not a memory size; use e.g. 512m or 4g")
+        mb = int(float(m.group(1)) * _UNIT_MB[m.group(2).lower()])
+    if mb < MIN_MEMORY_MB:
+        raise SpecError(f"{what}: {value!r} is below the minimum of {MIN_MEMORY_MB} MiB")
+    return mb
+
+
+def _check_int(value: Any, what: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SpecError(f"{what}: {value!r} is not a whole number")
+    if value < minimum:
+        raise SpecError(f"{what}: must be at least {minimum}, got {value}")
+    return value
+
+
+def _check_keys(data: dict[str, Any], cls: type, where: str) -> None:
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise SpecError(f"{where}: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(known))}")
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    """One kind of task (``worker``, ``ps`` ...) and the containers it runs in."""
+
+    name: str
+    instances: int = 1
+    memory_mb: int = 2048
+    vcores: int = 1
+    gpus: int = 0
+    node_label: str = ""
+    command: tuple[str, ...] = ()  # empty: the job's command
+
+    def validate(self, min_instances: int = 1) -> None:
+        where = f"roles.{self.name}"
+        if not _NAME_RE.match(self.name):
+            raise SpecError(f"{where}: role names start with a letter and use letters, digits, _ and -")
+        _check_int(self.instances, f"{where}.instances", min_instances)
+        _check_int(self.memory_mb, f"{where}.memory_mb", MIN_MEMORY_MB)
+        _check_int(self.vcores, f"{where}.vcores", 1)
+        _check_int(self.gpus, f"{where}.gpus", 0)
+
+    @classmethod
+    def from_dict(cls, name: str, data: dict[str, Any]) -> RoleSpec:
+        if not isinstance(data, dict):
+            raise SpecError(f"roles.{name}: expected a mapping, got {type(data).__name__}")
+        _check_keys({**data, "name": name}, cls, f"roles.{name}")
+        values = dict(data)
+        if "memory_mb" in values:
+            values["memory_mb"] = parse_memory(values["memory_mb"], f"roles.{name}.memory_mb")
+        values["command"] = _command(values.get("command", ()), f"roles.{name}.command")
+        role = cls(name=name, **{k: v for k, v in values.items() if k != "name"})
+        role.validate()
+        return role
+
+
+def _command(value: Any, what: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise SpecError(f"{what}: give the command as a list of arguments, not one string")
+    if not isinstance(value, (list, tuple)) or not all(isinstance(a, str) for a in value):
+        raise SpecError(f"{what}: expected a list of strings")
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A whole job: its roles, the user command, and where it runs."""
+
+    name: str
+    command: tuple[str, ...]
+    roles: dict[str, RoleSpec] = field(default_factory=dict)
+    framework: str = "none"
+    queue: str = "default"
+    node_label: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    python_env: str = "local"
+    am_memory_mb: int = 768
+    max_attempts: int = 1
+
+    def validate(self) -> JobSpec:
+        """Raise SpecError naming the first field that is wrong; return self."""
+        if not self.name.strip():
+            raise SpecError("name: must not be empty")
+        if not self.command and not all(r.command for r in self.roles.values()):
+            raise SpecError("command: no command given; put it after `--`, e.g. "
+                            "tfyarn submit --num-workers 2 -- python train.py")
+        if self.framework not in FRAMEWORKS:
+            raise SpecError(f"framework: {self.framework!r} is not one of {', '.join(FRAMEWORKS)}")
+        if self.python_env not in PYTHON_ENVS:
+            raise SpecError(f"python_env: {self.python_env!r} is not one of {', '.join(PYTHON_ENVS)}")
+        if not self.roles:
+            raise SpecError("roles: a job needs at least one role")
+        for name, role in self.roles.items():
+            if name != role.name:
+                raise SpecError(f"roles.{name}: key and role name {role.name!r} differ")
+            role.validate()
+        for k, v in self.env.items():
+            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k):
+                raise SpecError(f"env: {k!r} is not a valid environment variable name")
+            if not isinstance(v, str):
+                raise SpecError(f"env.{k}: values must be strings")
+            if any(c in v for c in _ENV_UNSAFE):
+                raise SpecError(f"env.{k}: YARN cannot pass a value containing a double quote, "
+                                "backquote, backslash or newline; ship such data in a file instead")
+        _check_int(self.am_memory_mb, "am_memory_mb", MIN_MEMORY_MB)
+        _check_int(self.max_attempts, "max_attempts", 1)
+        return self
+
+    @property
+    def num_tasks(self) -> int:
+        return sum(r.instances for r in self.roles.values())
+
+    # -- (de)serialisation ---------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["command"] = list(self.command)
+        d["tags"] = list(self.tags)
+        d["roles"] = {n: {k: (list(v) if k == "command" else v) for k, v in asdict(r).items() if k != "name"}
+                      for n, r in self.roles.items()}
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> JobSpec:
+        if not isinstance(data, dict):
+            raise SpecError(f"job spec: expected a mapping, got {type(data).__name__}")
+        _check_keys(data, cls, "job spec")
+        values = dict(data)
+        roles = values.pop("roles", {}) or {}
+        if not isinstance(roles, dict):
+            raise SpecError("roles: expected a mapping of role name to role settings")
+        values["roles"] = {n: RoleSpec.from_dict(n, r or {}) for n, r in roles.items()}
+        values["command"] = _command(values.get("command", ()), "command")
+        values["tags"] = tuple(values.get("tags", ()))
+        if "am_memory_mb" in values:
+            values["am_memory_mb"] = parse_memory(values["am_memory_mb"], "am_memory_mb")
+        env = values.get("env", {}) or {}
+        if not isinstance(env, dict):
+            raise SpecError("env: expected a mapping of NAME: value")
+        values["env"] = {str(k): v for k, v in env.items()}
+        if "name" not in values:
+            raise SpecError("name: missing")
+        return cls(**values).validate()
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> JobSpec:
+        return cls.from_dict(json.loads(text))
