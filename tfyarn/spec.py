@@ -17,7 +17,7 @@ from tfyarn.errors import SpecError
 FRAMEWORKS = ("none", "tensorflow", "pytorch")
 PYTHON_ENVS = ("local",)  # shipping an environment comes later; see tfyarn.plan.PlanContext
 MIN_MEMORY_MB = 128
-_MEMORY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
+_MEMORY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:ib|i|b)?\s*$", re.IGNORECASE)
 _UNIT_MB = {"k": 1 / 1024, "": 1, "m": 1, "g": 1024, "t": 1024 * 1024}
 _ENV_UNSAFE = ('"', "`", "\\", "\n")  # YARN writes env values into launch_container.sh unescaped
 _NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")

@@ -24,8 +24,9 @@ def status(app_id: str, as_json: bool) -> None:
     """Show the state, diagnostics and tracking URL of job APP_ID."""
     from tfyarn.client import Client
 
+    _check(app_id)
     with Client() as client:
-        rep = client.report(_check(app_id))
+        rep = client.report(app_id)
     if as_json:
         d = asdict(rep)
         d["state"] = rep.state.value
@@ -44,8 +45,9 @@ def kill(app_id: str) -> None:
     """Kill job APP_ID; its containers and their processes are stopped by YARN."""
     from tfyarn.client import Client
 
+    _check(app_id)
     with Client() as client:
-        client.kill(_check(app_id))
+        client.kill(app_id)
     click.echo(f"Killed {app_id}")
 
 
@@ -55,5 +57,6 @@ def logs(app_id: str) -> None:
     """Print the aggregated logs of a finished job APP_ID (all containers)."""
     from tfyarn.client import Client
 
+    _check(app_id)
     with Client() as client:
-        click.echo(client.logs(_check(app_id)), nl=False)
+        click.echo(client.logs(app_id), nl=False)

@@ -40,8 +40,11 @@ class LazyGroup(click.Group):
             formatter.write_dl([(n, h) for n, (_, _, h) in _COMMANDS.items()])
 
     def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        kwargs.pop("standalone_mode", None)  # errors are always handled here
         try:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            rv = super().main(*args, standalone_mode=False, **kwargs)
+            # Without standalone mode click returns ctx.exit()'s code instead of exiting.
+            sys.exit(rv if isinstance(rv, int) else 0)
         except click.exceptions.Exit as e:
             sys.exit(e.exit_code)
         except click.Abort:

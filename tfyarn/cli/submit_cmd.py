@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import time
 
 import click
@@ -59,6 +60,11 @@ def submit(command: tuple[str, ...], dry_run: bool, wait: bool, **opts: object) 
     if dry_run:
         from tfyarn.plan import PlanContext, plan
 
+        click.echo(f"# tfyarn job {spec.name!r}: {spec.num_tasks} task(s)")
+        click.echo(f"# command: {shlex.join(spec.command)}")
+        for role in spec.roles.values():
+            click.echo(f"# role {role.name}: {role.instances} x {role.memory_mb} MiB, "
+                       f"{role.vcores} vcore(s), {role.gpus} GPU(s)")
         click.echo(plan(spec, PlanContext.for_spec(spec)).to_yaml(), nl=False)
         return
     from tfyarn.client import Client

@@ -118,7 +118,47 @@ def yarn_site(layout: ClusterLayout, opts: ClusterOptions) -> dict[str, str]:
         "yarn.timeline-service.enabled": "false",
         "yarn.resourcemanager.recovery.enabled": "false",
         "yarn.nodemanager.recovery.enabled": "false",
+        **gpu_plugin(layout, opts),
     }
+
+
+def gpu_plugin(layout: ClusterLayout, opts: ClusterOptions) -> dict[str, str]:
+    """YARN's GPU plugin, discovering GPUs through a stand-in ``nvidia-smi``.
+
+    The NodeManager then advertises ``opts.gpus`` GPUs with device numbers,
+    memory and utilisation on its REST endpoint, as on a real GPU node.
+    Under the DefaultContainerExecutor it schedules GPUs but assigns no
+    device numbers to containers (that needs LinuxContainerExecutor and
+    cgroups, whose native binary is not on Maven Central).
+    """
+    if opts.gpus == 0:
+        return {}
+    return {
+        "yarn.nodemanager.resource-plugins": GPU_RESOURCE,
+        "yarn.nodemanager.resource-plugins.gpu.path-to-discovery-executables": str(nvidia_smi_path(layout)),
+        "yarn.nodemanager.resource-plugins.gpu.allowed-gpu-devices": "auto",
+    }
+
+
+def nvidia_smi_path(layout: ClusterLayout) -> Path:
+    """Kept off PATH: only the NodeManager's discovery calls it."""
+    return layout.root / "gpu-discovery" / "nvidia-smi"
+
+
+def fake_nvidia_smi(gpus: int) -> str:
+    """A stand-in ``nvidia-smi`` that answers ``-x -q`` with ``gpus`` idle devices."""
+    devices = "".join(
+        f'<gpu id="00000000:{i + 1:02X}:00.0"><product_name>tfyarn stand-in GPU</product_name>'
+        f"<uuid>GPU-00000000-0000-0000-0000-{i:012d}</uuid><minor_number>{i}</minor_number>"
+        "<fb_memory_usage><total>16384 MiB</total><used>0 MiB</used><free>16384 MiB</free></fb_memory_usage>"
+        "<utilization><gpu_util>0 %</gpu_util></utilization>"
+        "<temperature><gpu_temp>30 C</gpu_temp><gpu_temp_max_threshold>90 C</gpu_temp_max_threshold>"
+        "<gpu_temp_slow_threshold>85 C</gpu_temp_slow_threshold></temperature></gpu>"
+        for i in range(gpus)
+    )
+    xml = (f'<?xml version="1.0" ?><nvidia_smi_log><driver_version>0.0-tfyarn</driver_version>'
+           f"<attached_gpus>{gpus}</attached_gpus>{devices}</nvidia_smi_log>")
+    return f"#!/bin/sh\n# Written by `tfyarn cluster up`: {gpus} pretend GPUs for YARN's GPU discovery.\ncat <<'XML'\n{xml}\nXML\n"
 
 
 def capacity_scheduler() -> dict[str, str]:
@@ -145,11 +185,6 @@ def resource_types() -> dict[str, str]:
     return {"yarn.resource-types": GPU_RESOURCE}
 
 
-def node_resources(opts: ClusterOptions) -> dict[str, str]:
-    """The GPU count the NodeManager advertises, GPUs present or not."""
-    return {f"yarn.nodemanager.resource-type.{GPU_RESOURCE}": str(opts.gpus)}
-
-
 LOG4J = """\
 # Daemons log to a rolling file; client commands log warnings to stderr.
 hadoop.root.logger=WARN,console
@@ -174,12 +209,12 @@ log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR
 def config_files(layout: ClusterLayout, opts: ClusterOptions) -> dict[Path, str]:
     """Every file of the cluster's HADOOP_CONF_DIR, by path."""
     c = layout.conf_dir
-    return {
+    files = {nvidia_smi_path(layout): fake_nvidia_smi(opts.gpus)} if opts.gpus else {}
+    return files | {
         c / "core-site.xml": to_xml(core_site(layout)),
         c / "hdfs-site.xml": to_xml(hdfs_site(layout)),
         c / "yarn-site.xml": to_xml(yarn_site(layout, opts)),
         c / "capacity-scheduler.xml": to_xml(capacity_scheduler()),
         c / "resource-types.xml": to_xml(resource_types()),
-        c / "node-resources.xml": to_xml(node_resources(opts)),
         c / "log4j.properties": LOG4J,
     }

@@ -102,6 +102,8 @@ class LocalCluster:
         for path, text in config_files(self.layout, self.options).items():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
+            if text.startswith("#!"):
+                path.chmod(0o755)
         write_scripts(self.layout)
 
     def up(self, progress: Progress, timeout_s: float = 180.0) -> ClusterStatus:

@@ -55,6 +55,9 @@ def render(name: str, layout: ClusterLayout) -> str:
 # Runs the real Hadoop {name} subcommands on the cached Hadoop jars.
 export JAVA_HOME="${{JAVA_HOME:-{jh}}}"
 export HADOOP_CONF_DIR="${{HADOOP_CONF_DIR:-{shlex.quote(str(layout.conf_dir))}}}"
+CP="$HADOOP_CONF_DIR:{layout.lib_dir}/*"
+# As Hadoop's own launcher: a bare `classpath` prints it; with options the Classpath class runs.
+if [ "${{1:-}}" = classpath ] && [ $# -eq 1 ]; then echo "$CP"; exit 0; fi
 case "${{1:-}}" in
 {cases}
   ""|-h|--help|help) echo "usage: {name} SUBCOMMAND [ARGS...]   subcommands: {subs}"; exit 0;;
@@ -62,7 +65,7 @@ case "${{1:-}}" in
 esac
 exec "$JAVA_HOME/bin/java" {flags} ${{TFYARN_CLIENT_OPTS:-}} \\
   -Dhadoop.root.logger="${{HADOOP_ROOT_LOGGER:-WARN,console}}" \\
-  -cp "$HADOOP_CONF_DIR:{layout.lib_dir}/*" "$cls" "$@"
+  -cp "$CP" "$cls" "$@"
 """
 
 

@@ -1,0 +1,76 @@
+"""Integration fixtures: the real local cluster, and YARN apps killed when a test fails.
+
+The cluster is the one `tfyarn cluster up` runs (the README's test command
+starts it first); `up` is idempotent, so the fixture only ensures it.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tfyarn.cluster import LocalCluster
+
+TFYARN = [sys.executable, "-m", "tfyarn"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Tests that stop and restart the cluster run last, after everything that needs it.
+    items.sort(key=lambda it: it.get_closest_marker("lifecycle") is not None)
+
+
+@pytest.fixture(scope="session")
+def cluster() -> LocalCluster:
+    c = LocalCluster()
+    c.up(progress=lambda m: print(m, file=sys.stderr))
+    for k, v in (line.removeprefix("export ").split("=", 1) for line in c.env_lines()):
+        os.environ[k] = v.replace('"$PATH"', os.environ["PATH"])
+    return c
+
+
+def tfyarn(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI as a user would."""
+    return subprocess.run([*TFYARN, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def hadoop(cluster: LocalCluster, cmd: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run one of the cluster's bin/ commands (yarn, hdfs, hadoop)."""
+    return subprocess.run([str(cluster.layout.bin_dir / cmd), *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when == "call":
+        item.stash[_FAILED] = rep.failed
+
+
+_FAILED = pytest.StashKey[bool]()
+
+
+@pytest.fixture
+def yarn_apps(request: pytest.FixtureRequest, cluster: LocalCluster) -> Iterator[list[str]]:
+    """Tests append the app ids they submit; on failure those apps are killed and their logs printed."""
+    apps: list[str] = []
+    yield apps
+    if request.node.stash.get(_FAILED, False):
+        for app in apps:
+            hadoop(cluster, "yarn", "application", "-kill", app)
+            logs = hadoop(cluster, "yarn", "logs", "-applicationId", app)
+            print(f"\n===== logs of {app} =====\n{logs.stdout[-20000:]}\n{logs.stderr[-2000:]}")
+
+
+def app_id_from(output: str) -> str:
+    for word in output.split():
+        if word.startswith("application_"):
+            return word.rstrip(":")
+    raise AssertionError(f"no application id in output:\n{output}")
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

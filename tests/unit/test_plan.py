@@ -1,0 +1,45 @@
+from pathlib import Path
+
+import yaml
+
+from tfyarn import protocol
+from tfyarn.plan import PlanContext, plan
+from tfyarn.spec import JobSpec, RoleSpec
+
+GOLDEN = Path(__file__).parent / "golden"
+CTX = PlanContext(python="/opt/env/bin/python")
+
+
+def two_workers() -> JobSpec:
+    worker = RoleSpec("worker", instances=2, memory_mb=1024, vcores=2, gpus=1)
+    return JobSpec(name="demo", command=("python", "-c", "print('hi, \"you\"')"), roles={"worker": worker},
+                   queue="research", env={"MODE": "test"}, tags=("team-a",)).validate()
+
+
+def test_plan_matches_golden_yaml():
+    """The whole request, compared as text: any change to what YARN receives shows up here."""
+    got = yaml.safe_load(plan(two_workers(), CTX).to_yaml())
+    want = yaml.safe_load((GOLDEN / "plan_two_workers.yaml").read_text())
+    got["tags"].sort()  # skein keeps tags in a set: their order is arbitrary
+    assert got == want
+
+
+def test_am_receives_the_spec_it_was_planned_from():
+    spec = two_workers()
+    app = plan(spec, CTX)
+    assert JobSpec.from_dict(protocol.decode_env(app.master.env[protocol.ENV_JOB])) == spec
+
+
+def test_env_values_are_safe_for_yarns_launch_script():
+    app = plan(two_workers(), CTX)
+    for env in [app.master.env, *(s.env for s in app.services.values())]:
+        for value in env.values():
+            assert not any(c in value for c in '"`\\\n'), value
+
+
+def test_containers_are_requested_by_the_tfyarn_am_not_by_skein():
+    app = plan(two_workers(), CTX)
+    worker = app.services["worker"]
+    assert worker.instances == 0 and worker.allow_failures and worker.max_restarts == 0
+    assert worker.resources.gpus == 1 and worker.resources.memory == 1024
+    assert "appmaster.executor" in worker.script and "appmaster.master" in app.master.script
