@@ -8,8 +8,8 @@ TFYARN := $(PY) -m tfyarn
 
 # Everything from nothing to a SUCCEEDED YARN application on the local cluster.
 demo: up
-	$(TFYARN) submit --name tfyarn-demo --num-workers 2 --worker-memory 512m --wait -- \
-		python examples/hello.py
+	$(TFYARN) submit --name tfyarn-demo --num-workers 2 --worker-memory 512m --wait \
+		--file examples/hello.py -- python hello.py
 
 # The whole test suite (unit + integration on the real local cluster). CI runs this.
 test: up

@@ -7,6 +7,7 @@ each task's role and index from the start.
 """
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ def _script(ctx: PlanContext, module: str) -> str:
 def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
     """The YARN application that runs ``spec``."""
     common_env = {"PYTHONUNBUFFERED": "1", **spec.env}
+    files = {os.path.basename(f.rstrip("/")): skein.File(source=os.path.abspath(f)) for f in spec.files}
     services = {
         role.name: skein.Service(
             resources=skein.Resources(memory=role.memory_mb, vcores=role.vcores, gpus=role.gpus),
@@ -55,6 +57,7 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
             allow_failures=True,
             node_label=role.node_label or spec.node_label,
             env=common_env,
+            files=files,
         )
         for role in spec.roles.values()
     }

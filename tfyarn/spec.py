@@ -8,6 +8,7 @@ cluster; ``tfyarn.plan`` turns a valid spec into a YARN application.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -109,6 +110,7 @@ class JobSpec:
     node_label: str = ""
     env: dict[str, str] = field(default_factory=dict)
     tags: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()  # local paths, localized into every task's working dir by basename
     python_env: str = "local"
     am_memory_mb: int = 768
     max_attempts: int = 1
@@ -138,6 +140,10 @@ class JobSpec:
             if any(c in v for c in _ENV_UNSAFE):
                 raise SpecError(f"env.{k}: YARN cannot pass a value containing a double quote, "
                                 "backquote, backslash or newline; ship such data in a file instead")
+        names = [os.path.basename(f.rstrip("/")) for f in self.files]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise SpecError(f"files: two files would land as {dupes[0]!r} in the container; rename one")
         _check_int(self.am_memory_mb, "am_memory_mb", MIN_MEMORY_MB)
         _check_int(self.max_attempts, "max_attempts", 1)
         return self
@@ -151,6 +157,7 @@ class JobSpec:
         d = asdict(self)
         d["command"] = list(self.command)
         d["tags"] = list(self.tags)
+        d["files"] = list(self.files)
         d["roles"] = {n: {k: (list(v) if k == "command" else v) for k, v in asdict(r).items() if k != "name"}
                       for n, r in self.roles.items()}
         return d
@@ -167,6 +174,7 @@ class JobSpec:
         values["roles"] = {n: RoleSpec.from_dict(n, r or {}) for n, r in roles.items()}
         values["command"] = _command(values.get("command", ()), "command")
         values["tags"] = tuple(values.get("tags", ()))
+        values["files"] = _command(values.get("files", ()), "files")
         if "am_memory_mb" in values:
             values["am_memory_mb"] = parse_memory(values["am_memory_mb"], "am_memory_mb")
         env = values.get("env", {}) or {}

@@ -13,8 +13,8 @@ from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, hadoop
 def finished(cluster):
     """A succeeding and a failing job, submitted side by side and followed with --wait."""
     ok = subprocess.Popen([*TFYARN, "submit", "--num-workers", "2", "--worker-memory", "512m",
-                           "--queue", "research", "--name", "it-hello", "--wait", "--",
-                           "python", str(EXAMPLES / "hello.py")],
+                           "--queue", "research", "--name", "it-hello", "--wait",
+                           "--file", str(EXAMPLES / "hello.py"), "--", "python", "hello.py"],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     bad = subprocess.Popen([*TFYARN, "submit", "--worker-memory", "512m", "--worker-gpus", "1",
                             "--name", "it-exit3", "--wait", "--", "python", "-c",

@@ -13,14 +13,16 @@ CTX = PlanContext(python="/opt/env/bin/python")
 def two_workers() -> JobSpec:
     worker = RoleSpec("worker", instances=2, memory_mb=1024, vcores=2, gpus=1)
     return JobSpec(name="demo", command=("python", "-c", "print('hi, \"you\"')"), roles={"worker": worker},
-                   queue="research", env={"MODE": "test"}, tags=("team-a",)).validate()
+                   queue="research", env={"MODE": "test"}, tags=("team-a",),
+                   files=("/opt/data/vocab.txt",)).validate()
 
 
 def test_plan_matches_golden_yaml():
     """The whole request, compared as text: any change to what YARN receives shows up here."""
     got = yaml.safe_load(plan(two_workers(), CTX).to_yaml())
     want = yaml.safe_load((GOLDEN / "plan_two_workers.yaml").read_text())
-    got["tags"].sort()  # skein keeps tags in a set: their order is arbitrary
+    for doc in (got, want):
+        doc["tags"].sort()  # skein keeps tags in a set: their order is arbitrary
     assert got == want
 
 

@@ -46,6 +46,7 @@ def test_valid_job_round_trips_through_dict_and_json():
     (dict(env={"1BAD": "x"}), "not a valid environment variable name"),
     (dict(env={"A": 'say "hi"'}), "double quote"),
     (dict(max_attempts=0), "max_attempts"),
+    (dict(files=("a/x.py", "b/x.py")), "two files would land as 'x.py'"),
 ])
 def test_invalid_jobs_name_the_field(kw, msg):
     with pytest.raises(SpecError, match=msg):

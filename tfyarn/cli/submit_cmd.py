@@ -14,13 +14,14 @@ from tfyarn.spec import JobSpec, RoleSpec
 
 def spec_from_options(command: tuple[str, ...], name: str | None, num_workers: int, worker_memory: int,
                       worker_vcores: int, worker_gpus: int, queue: str, node_label: str,
-                      env: tuple[tuple[str, str], ...], tags: tuple[str, ...], am_memory: int) -> JobSpec:
+                      env: tuple[tuple[str, str], ...], tags: tuple[str, ...], am_memory: int,
+                      files: tuple[str, ...] = ()) -> JobSpec:
     """The job the flags describe (validated)."""
     default_name = f"tfyarn-{os.path.basename(command[0])}" if command else "tfyarn-job"
     worker = RoleSpec(name="worker", instances=num_workers, memory_mb=worker_memory,
                       vcores=worker_vcores, gpus=worker_gpus)
     return JobSpec(name=name or default_name, command=tuple(command), roles={"worker": worker},
-                   queue=queue, node_label=node_label, env=dict(env), tags=tuple(tags),
+                   queue=queue, node_label=node_label, env=dict(env), tags=tuple(tags), files=tuple(files),
                    am_memory_mb=am_memory).validate()
 
 
@@ -37,6 +38,8 @@ def spec_from_options(command: tuple[str, ...], name: str | None, num_workers: i
 @click.option("--queue", default="default", show_default=True, help="YARN queue.")
 @click.option("--node-label", default="", help="YARN node label expression for all containers.")
 @click.option("--env", "env", type=KEY_VALUE, multiple=True, help="Environment variable for every task (repeatable).")
+@click.option("--file", "files", type=click.Path(exists=True), multiple=True,
+              help="Local file or dir to ship into every task's working dir, by its base name (repeatable).")
 @click.option("--tag", "tags", multiple=True, help="YARN application tag (repeatable).")
 @click.option("--am-memory", type=MEMORY, default="768m", show_default=True,
               help="Memory of the ApplicationMaster container.")
@@ -49,6 +52,7 @@ def submit(command: tuple[str, ...], dry_run: bool, wait: bool, **opts: object) 
     \b
     Examples:
       tfyarn submit --num-workers 2 --wait -- python -c "print('hi')"
+      tfyarn submit --file examples/hello.py -- python hello.py
       tfyarn submit --worker-memory 4g --worker-gpus 1 -- python train.py
       tfyarn submit --dry-run -- python train.py     # show the plan only
 
