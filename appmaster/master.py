@@ -15,7 +15,7 @@ import traceback
 
 import skein
 
-from appmaster.tasks import Task, TaskTable
+from appmaster.tasks import TaskTable
 from tfyarn import protocol
 from tfyarn.spec import JobSpec
 from tfyarn.status import TaskState
@@ -40,28 +40,29 @@ def request_containers(app: skein.ApplicationClient, job: JobSpec, table: TaskTa
 
 
 def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
-    """Fold skein's container states and the executors' exit records into the table."""
+    """Fold skein's container states and the executors' exit records into the table.
+
+    An exit record decides a task as soon as the executor writes it, seconds
+    before YARN reports the container finished; a container that ended
+    without one (killed, lost, out of memory) is decided by YARN's state.
+    """
+    exits = app.kv.get_prefix(protocol.KV_EXIT_PREFIX)
     for c in app.get_containers(states=_ALL_STATES):
         task = table.by_container(c.id)
         if task is None or task.state.is_terminal():
             continue
         task.yarn_container_id = c.yarn_container_id or ""
         task.host = (c.yarn_node_http_address or "").rsplit(":", 1)[0]
-        state = TaskState(str(c.state))
-        if state.is_terminal():
-            _read_exit(app, task)
+        task.state = TaskState(str(c.state))
+        if task.state.is_terminal():
             task.exit_message = c.exit_message or ""
-            if state == TaskState.FAILED and task.exit_code == 0:
-                state = TaskState.SUCCEEDED  # the executor exited 0 after YARN noticed a signal
-        task.state = state
-
-
-def _read_exit(app: skein.ApplicationClient, task: Task) -> None:
-    raw = app.kv.get(protocol.kv_task_exit(task.role, task.index))
-    if raw:
-        record = json.loads(raw)
-        task.exit_code = int(record["code"])
-        task.stderr_tail = record.get("stderr_tail", "")
+    for task in table.tasks:
+        raw = exits.get(protocol.kv_task_exit(task.role, task.index))
+        if raw and task.exit_code is None:
+            record = json.loads(raw)
+            task.exit_code = int(record["code"])
+            task.stderr_tail = record.get("stderr_tail", "")
+            task.state = TaskState.SUCCEEDED if task.exit_code == 0 else TaskState.FAILED
 
 
 def run(app: skein.ApplicationClient, job: JobSpec) -> tuple[str, str]:

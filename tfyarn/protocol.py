@@ -38,6 +38,7 @@ def decode_env(text: str) -> Any:
 
 # --- key-value store (skein's, on the AM) -------------------------------------
 KV_PREFIX = "tfyarn/"
+KV_EXIT_PREFIX = f"{KV_PREFIX}exit/"  # + task name: the executor's exit record
 
 
 def task_name(role: str, index: int) -> str:
@@ -47,7 +48,7 @@ def task_name(role: str, index: int) -> str:
 
 def kv_task_exit(role: str, index: int) -> str:
     """Key under which a task's executor stores its exit record (JSON)."""
-    return f"{KV_PREFIX}exit/{task_name(role, index)}"
+    return f"{KV_EXIT_PREFIX}{task_name(role, index)}"
 
 
 def kv_task_started(role: str, index: int) -> str:

@@ -53,6 +53,8 @@ def test_yarn_lists_both_with_their_final_states(finished, yarn_apps, cluster):
     assert rows[ok_app][1] == "it-hello" and "SUCCEEDED" in rows[ok_app]
     assert rows[bad_app][1] == "it-exit3" and "FAILED" in rows[bad_app]
     assert "research" in " ".join(rows[ok_app])
+    status = hadoop(cluster, "yarn", "application", "-status", ok_app)
+    assert "Final-State : SUCCEEDED" in status.stdout, status.stdout
 
 
 def test_yarn_logs_return_the_commands_stdout(finished, yarn_apps, cluster):
