@@ -1,7 +1,9 @@
 """The executor: the first process of every task container.
 
-Its life reads top to bottom: learn who it is, report that it started,
-run the user's command, report how it ended, exit with the command's code.
+Its life reads top to bottom: learn who it is, reserve a port and register
+it with the AM, wait until every task of the job has registered (gang),
+build the framework's environment, release the port, run the user's
+command, report how it ended, exit with the command's code.
 """
 from __future__ import annotations
 
@@ -13,30 +15,65 @@ import time
 
 import skein
 
-from appmaster import process
+from appmaster import process, runtimes
 from tfyarn import protocol
 
 
-def task_env(base: dict[str, str]) -> dict[str, str]:
-    """The user process's environment: the container's, with this Python's bin first on PATH."""
-    env = dict(base)
-    env["PATH"] = f"{os.path.dirname(sys.executable)}:{env.get('PATH', '')}"
+def reserve_port() -> socket.socket:
+    """Bind a free port and hold it until the user process needs it.
+
+    SO_REUSEPORT lets a TensorFlow server (gRPC sets it too) bind the same
+    port while we still hold it, so nothing can take it in between; for
+    other frameworks the socket is closed right before the command starts.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if hasattr(socket, "SO_REUSEPORT"):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(("", 0))
+    return sock
+
+
+def advertised_host() -> str:
+    """The name other containers reach this one by: the NodeManager's host."""
+    return os.environ.get("NM_HOST") or socket.getfqdn()
+
+
+def task_env(base: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
+    """The user process's environment: the container's, this Python's bin first on PATH, plus ``extra``."""
+    env = {**base, **extra}
+    env["PATH"] = f"{os.path.dirname(sys.executable)}:{base.get('PATH', '')}"
     return env
 
 
 def main() -> int:
     role = os.environ[protocol.ENV_ROLE]
     index = int(os.environ[protocol.ENV_TASK_INDEX])
+    framework = os.environ.get(protocol.ENV_FRAMEWORK, "none")
+    nproc = int(os.environ.get(protocol.ENV_NPROC_PER_NODE, "1"))
     command = protocol.decode_env(os.environ[protocol.ENV_COMMAND])
+    name = protocol.task_name(role, index)
     app = skein.ApplicationClient.from_current()
-    host = socket.gethostname()
+
+    sock = reserve_port()
+    address = f"{advertised_host()}:{sock.getsockname()[1]}"
+    app.kv[protocol.kv_task_addr(role, index)] = address.encode()
+    print(f"tfyarn: {name} registered {address}; waiting for the other tasks", file=sys.stderr, flush=True)
+    view = json.loads(app.kv.wait(protocol.KV_CLUSTER))
+
+    extra = runtimes.framework_env(framework, role, index, view, nproc)
+    if framework == "pytorch":
+        command = runtimes.pytorch_command(command, index, view, nproc, app.id)
+    if framework != "tensorflow":
+        sock.close()
     app.kv[protocol.kv_task_started(role, index)] = json.dumps(
-        {"host": host, "time": time.time(), "container": os.environ.get("CONTAINER_ID", "")}).encode()
-    print(f"tfyarn: {protocol.task_name(role, index)} on {host} runs: {' '.join(command)}", file=sys.stderr)
-    outcome = process.run(command, task_env(dict(os.environ)))
+        {"address": address, "time": time.time(), "container": os.environ.get("CONTAINER_ID", "")}).encode()
+    print(f"tfyarn: {name} at {address} runs: {' '.join(command)}", file=sys.stderr, flush=True)
+    outcome = process.run(command, task_env(dict(os.environ), extra))
+    sock.close()
     app.kv[protocol.kv_task_exit(role, index)] = json.dumps(
         {"code": outcome.exit_code, "stderr_tail": outcome.stderr_tail, "time": time.time()}).encode()
-    print(f"tfyarn: {protocol.task_name(role, index)} exited with code {outcome.exit_code}", file=sys.stderr)
+    print(f"tfyarn: {name} exited with code {outcome.exit_code}", file=sys.stderr, flush=True)
     return outcome.exit_code
 
 

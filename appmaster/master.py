@@ -2,8 +2,10 @@
 
 skein's Java AM handles YARN's protocol; this script, run as its master
 script, decides everything job-specific: it asks for one container per
-task, follows them, and ends the application with the job's real outcome.
-It never lets the application end SUCCEEDED unless every task did.
+task, publishes the cluster view once every task has registered (gang
+start), follows the tasks, stops the ones still running when the job is
+decided, and ends the application with the job's real outcome. It never
+lets the application end SUCCEEDED unless the job's rules say so.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import os
 import sys
 import time
 import traceback
+from typing import Any
 
 import skein
 
@@ -20,7 +23,7 @@ from tfyarn import protocol
 from tfyarn.spec import JobSpec
 from tfyarn.status import TaskState
 
-POLL_S = 0.5
+POLL_S = 0.25
 _ALL_STATES = ["WAITING", "REQUESTED", "RUNNING", "SUCCEEDED", "FAILED", "KILLED"]
 
 
@@ -31,8 +34,10 @@ def request_containers(app: skein.ApplicationClient, job: JobSpec, table: TaskTa
             protocol.ENV_ROLE: task.role,
             protocol.ENV_TASK_INDEX: str(task.index),
             protocol.ENV_NUM_TASKS: str(role.instances),
-            protocol.ENV_COMMAND: protocol.encode_env(list(role.command or job.command)),
+            protocol.ENV_COMMAND: protocol.encode_env(list(job.command_for(task.role))),
             protocol.ENV_APP_ID: app.id,
+            protocol.ENV_FRAMEWORK: job.framework,
+            protocol.ENV_NPROC_PER_NODE: str(role.processes),
         }
         container = app.add_container(task.role, env=env)
         task.container_id = container.id
@@ -40,24 +45,28 @@ def request_containers(app: skein.ApplicationClient, job: JobSpec, table: TaskTa
 
 
 def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
-    """Fold skein's container states and the executors' exit records into the table.
+    """Fold skein's container states, registrations and exit records into the table.
 
     An exit record decides a task as soon as the executor writes it, seconds
     before YARN reports the container finished; a container that ended
     without one (killed, lost, out of memory) is decided by YARN's state.
     """
-    exits = app.kv.get_prefix(protocol.KV_EXIT_PREFIX)
+    kv = app.kv.get_prefix(protocol.KV_PREFIX)
     for c in app.get_containers(states=_ALL_STATES):
         task = table.by_container(c.id)
         if task is None or task.state.is_terminal():
             continue
         task.yarn_container_id = c.yarn_container_id or ""
-        task.host = (c.yarn_node_http_address or "").rsplit(":", 1)[0]
+        task.node_http_address = c.yarn_node_http_address or ""
+        task.host = task.node_http_address.rsplit(":", 1)[0]
         task.state = TaskState(str(c.state))
         if task.state.is_terminal():
             task.exit_message = c.exit_message or ""
     for task in table.tasks:
-        raw = exits.get(protocol.kv_task_exit(task.role, task.index))
+        addr = kv.get(protocol.kv_task_addr(task.role, task.index))
+        if addr and not task.address:
+            task.address = addr.decode()
+        raw = kv.get(protocol.kv_task_exit(task.role, task.index))
         if raw and task.exit_code is None:
             record = json.loads(raw)
             task.exit_code = int(record["code"])
@@ -65,30 +74,52 @@ def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
             task.state = TaskState.SUCCEEDED if task.exit_code == 0 else TaskState.FAILED
 
 
-def run(app: skein.ApplicationClient, job: JobSpec) -> tuple[str, str]:
+def status_doc(app_id: str, job: JobSpec, table: TaskTable, state: str, diagnostics: str = "") -> dict[str, Any]:
+    """The job's status as data: what `tfyarn status` shows per task."""
+    return {"app_id": app_id, "name": job.name, "framework": job.framework, "state": state,
+            "diagnostics": diagnostics, "time": time.time(), "tasks": [t.to_dict() for t in table.tasks]}
+
+
+def run(app: skein.ApplicationClient, job: JobSpec) -> tuple[str, str, TaskTable]:
     table = TaskTable.for_job(job)
     request_containers(app, job, table)
     print(f"tfyarn AM: requested {len(table.tasks)} container(s) for job {job.name!r}", flush=True)
+    published, last = False, ""
     while (outcome := table.outcome()) is None:
         time.sleep(POLL_S)
         sync(app, table)
-    status, _ = outcome
-    if status != "SUCCEEDED":
-        for t in table.tasks:
-            if not t.state.is_terminal() and t.container_id:
-                app.kill_container(t.container_id)
-    return outcome
+        if not published and table.all_registered():
+            app.kv[protocol.KV_CLUSTER] = json.dumps(table.cluster_view()).encode()
+            published = True
+            print(f"tfyarn AM: all {len(table.tasks)} task(s) registered; cluster view published", flush=True)
+        doc = json.dumps(status_doc(app.id, job, table, "RUNNING")["tasks"])
+        if doc != last:
+            app.kv[protocol.KV_STATUS] = json.dumps(status_doc(app.id, job, table, "RUNNING")).encode()
+            last = doc
+    # Decided: whatever still runs (parameter servers, evaluator, the rest after a failure) is stopped.
+    for t in table.tasks:
+        if not t.state.is_terminal() and t.container_id:
+            app.kill_container(t.container_id)
+            t.state = TaskState.KILLED if t.exit_code is None else t.state
+    return (*outcome, table)
 
 
 def main() -> int:
     app = skein.ApplicationClient.from_current()
+    job: JobSpec | None = None
+    table = TaskTable()
     try:
         job = JobSpec.from_dict(protocol.decode_env(os.environ[protocol.ENV_JOB]))
-        status, diagnostics = run(app, job)
+        status, diagnostics, table = run(app, job)
     except Exception as e:  # the job must end FAILED, never hang or claim success
         traceback.print_exc()
         status, diagnostics = "FAILED", f"tfyarn AM error: {type(e).__name__}: {e}"
     print(f"tfyarn AM: job {status}: {diagnostics}", flush=True)
+    if job is not None:
+        doc = status_doc(app.id, job, table, status, diagnostics)
+        app.kv[protocol.KV_STATUS] = json.dumps(doc).encode()
+        # Kept in the AM's aggregated log: `tfyarn status` reads it after the job ends.
+        print(protocol.AM_STATUS_LINE + json.dumps(doc), flush=True)
     app.shutdown(status, diagnostics)
     return 0 if status == "SUCCEEDED" else 1
 

@@ -1,11 +1,15 @@
-"""The AM's table of tasks: pure bookkeeping, driven by container updates.
+"""The AM's table of tasks: pure bookkeeping and the job-end rules.
 
-Kept free of skein calls so the job-end rules can be unit-tested and
-benchmarked without a cluster.
+Kept free of skein calls so the rules can be unit-tested and benchmarked
+without a cluster. The rules come from the spec (JobSpec.required_roles,
+tolerated_roles): TF ParameterServerStrategy succeeds when its chief does;
+multi-worker TF, DDP and plain jobs need every task to succeed; a failure
+anywhere else fails the job at once.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from tfyarn import protocol
 from tfyarn.spec import JobSpec
@@ -20,6 +24,8 @@ class Task:
     container_id: str = ""  # skein's id, e.g. "worker_0"
     yarn_container_id: str = ""
     host: str = ""
+    node_http_address: str = ""
+    address: str = ""  # host:port it registered
     exit_code: int | None = None
     stderr_tail: str = ""
     exit_message: str = ""
@@ -28,14 +34,23 @@ class Task:
     def name(self) -> str:
         return protocol.task_name(self.role, self.index)
 
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["state"] = self.state.value
+        d["name"] = self.name
+        return d
+
 
 @dataclass
 class TaskTable:
     tasks: list[Task] = field(default_factory=list)
+    required: frozenset[str] = frozenset()
+    tolerated: frozenset[str] = frozenset()
 
     @classmethod
     def for_job(cls, job: JobSpec) -> TaskTable:
-        return cls([Task(role.name, i) for role in job.roles.values() for i in range(role.instances)])
+        tasks = [Task(role.name, i) for role in job.roles.values() for i in range(role.instances)]
+        return cls(tasks, job.required_roles(), job.tolerated_roles())
 
     def by_container(self, container_id: str) -> Task | None:
         for t in self.tasks:
@@ -43,25 +58,33 @@ class TaskTable:
                 return t
         return None
 
-    def failed(self) -> list[Task]:
-        return [t for t in self.tasks if t.state in (TaskState.FAILED, TaskState.KILLED)]
+    def get(self, role: str, index: int) -> Task | None:
+        for t in self.tasks:
+            if t.role == role and t.index == index:
+                return t
+        return None
 
-    def all_succeeded(self) -> bool:
-        return all(t.state == TaskState.SUCCEEDED for t in self.tasks)
+    def all_registered(self) -> bool:
+        return all(t.address for t in self.tasks)
+
+    def cluster_view(self) -> dict[str, list[str]]:
+        """role -> registered addresses in index order (for TF_CONFIG / MASTER_ADDR)."""
+        view: dict[str, list[str]] = {}
+        for t in sorted(self.tasks, key=lambda t: (t.role, t.index)):
+            view.setdefault(t.role, []).append(t.address)
+        return view
 
     def outcome(self) -> tuple[str, str] | None:
-        """(final status, diagnostics) once the job is decided, else None.
-
-        Every task must succeed; the first failure decides the job at once.
-        """
-        failed = self.failed()
-        if failed:
-            t = failed[0]
-            why = f"exit code {t.exit_code}" if t.exit_code is not None else (t.exit_message or t.state.value)
-            diag = f"task {t.name} failed ({why}) on {t.host or 'unknown host'}"
-            if t.stderr_tail:
-                diag += f"; its stderr ends:\n{t.stderr_tail}"
-            return "FAILED", diag
-        if self.all_succeeded():
-            return "SUCCEEDED", f"all {len(self.tasks)} task(s) succeeded"
+        """(final status, diagnostics) once the job is decided, else None."""
+        for t in self.tasks:
+            if t.state in (TaskState.FAILED, TaskState.KILLED) and t.role not in self.tolerated:
+                why = f"exit code {t.exit_code}" if t.exit_code is not None else (t.exit_message or t.state.value)
+                diag = f"task {t.name} failed ({why}) on {t.host or 'unknown host'}"
+                if t.stderr_tail:
+                    diag += f"; its stderr ends:\n{t.stderr_tail}"
+                return "FAILED", diag
+        required = [t for t in self.tasks if t.role in self.required]
+        if required and all(t.state == TaskState.SUCCEEDED for t in required):
+            names = sorted({t.role for t in required})
+            return "SUCCEEDED", f"all {len(required)} {'/'.join(names)} task(s) succeeded"
         return None

@@ -1,23 +1,30 @@
-"""Talk to YARN for the user: submit, follow, report, kill, fetch logs.
+"""Talk to YARN for the user: submit, follow, report, kill, list, logs.
 
 The only module that calls skein's client. skein's exceptions are turned
 into tfyarn's here, once, so callers see one error tree.
 """
 from __future__ import annotations
 
+import json
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import skein
 
-from tfyarn import hadoop_env
+from tfyarn import hadoop_env, protocol
+from tfyarn.admission import NodeCapacity, check_fits
 from tfyarn.errors import TfyarnError, UnreachableError
-from tfyarn.plan import PlanContext, plan
+from tfyarn.plan import TAG, PlanContext, plan
 from tfyarn.spec import JobSpec
 from tfyarn.status import JobReport, job_state
+
+_ALL_APP_STATES = ["NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING", "FINISHED", "FAILED", "KILLED"]
 
 
 @contextmanager
@@ -39,6 +46,14 @@ def driver_log() -> Path:
     return path
 
 
+def _get(url: str, timeout: float = 5.0) -> bytes | None:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.read()
+    except (urllib.error.URLError, OSError):
+        return None
+
+
 class Client:
     """A connection to one YARN cluster; close() it (or use ``with``)."""
 
@@ -58,22 +73,29 @@ class Client:
     def close(self) -> None:
         self._skein.close()
 
+    # -- submission -----------------------------------------------------------
+    def nodes(self) -> list[NodeCapacity] | None:
+        """RUNNING nodes' capacities from the RM's REST API; None if it does not answer."""
+        raw = _get(f"{hadoop_env.rm_web(self.hadoop.conf_dir)}/ws/v1/cluster/nodes?states=RUNNING")
+        if raw is None:
+            return None
+        nodes = ((json.loads(raw).get("nodes") or {}).get("node")) or []
+        return [NodeCapacity.from_rm(n) for n in nodes]
+
     def submit(self, spec: JobSpec) -> str:
-        """Submit ``spec``; return the application id."""
+        """Check the job fits the cluster, then submit it; return the application id."""
+        nodes = self.nodes()
+        if nodes is not None:
+            check_fits(spec, nodes)
         app_spec = plan(spec, PlanContext.for_spec(spec))
         with _skein_errors():
             return self._skein.submit(app_spec)
 
+    # -- following ------------------------------------------------------------
     def report(self, app_id: str) -> JobReport:
         with _skein_errors():
             r = self._skein.application_report(app_id)
-        state, final = str(r.state), str(r.final_status)
-        return JobReport(
-            app_id=app_id, name=r.name, state=job_state(state, final), yarn_state=state,
-            final_status=final, diagnostics=(r.diagnostics or "").strip(),
-            tracking_url=r.tracking_url or "", queue=r.queue, user=r.user,
-            start_time_ms=_ms(r.start_time), finish_time_ms=_ms(r.finish_time),
-        )
+        return _job_report(r)
 
     def wait(self, app_id: str, on_change: Callable[[JobReport], None] | None = None,
              poll_s: float = 1.0) -> JobReport:
@@ -88,16 +110,82 @@ class Client:
                 return rep
             time.sleep(poll_s)
 
+    def list_jobs(self) -> list[JobReport]:
+        """tfyarn's applications (by tag), newest first."""
+        with _skein_errors():
+            apps = self._skein.get_applications(states=_ALL_APP_STATES)
+        return sorted((_job_report(a) for a in apps if TAG in (a.tags or ())),
+                      key=lambda r: r.start_time_ms, reverse=True)
+
+    def task_status(self, app_id: str) -> dict[str, Any] | None:
+        """The AM's per-task status: live from its key-value store, or from its log once finished."""
+        rep = self.report(app_id)
+        if not rep.state.is_terminal():
+            try:
+                with _skein_errors():
+                    app = self._skein.connect(app_id, wait=False)
+                    raw = app.kv.get(protocol.KV_STATUS)
+                return json.loads(raw) if raw else None
+            except TfyarnError:
+                pass  # it ended meanwhile: read the log below
+        am_log = self._yarn_logs(app_id, "-am", "1", "-log_files", protocol.AM_LOG_FILE)
+        for line in reversed(am_log.splitlines()):
+            if line.startswith(protocol.AM_STATUS_LINE):
+                return json.loads(line[len(protocol.AM_STATUS_LINE):])
+        return None
+
     def kill(self, app_id: str) -> None:
         with _skein_errors():
             self._skein.kill_application(app_id)
 
+    # -- logs -----------------------------------------------------------------
     def logs(self, app_id: str) -> str:
         """Aggregated logs through ``yarn logs`` (skein's reader predates Hadoop 3.3's layout)."""
-        proc = subprocess.run(["yarn", "logs", "-applicationId", app_id], capture_output=True, text=True)
+        return self._yarn_logs(app_id)
+
+    def task_log(self, app_id: str, task: dict[str, Any], running: bool) -> str | None:
+        """One task's output: from its NodeManager while it runs, else from the aggregated logs."""
+        filename = f"{task['role']}.log"
+        if running and task.get("node_http_address") and task.get("yarn_container_id"):
+            raw = _get(f"http://{task['node_http_address']}/ws/v1/node/containerlogs/"
+                       f"{task['yarn_container_id']}/{filename}")
+            if raw is not None:
+                return raw.decode(errors="replace")
+        if not task.get("yarn_container_id"):
+            return None
+        text = self._yarn_logs(app_id, "-containerId", task["yarn_container_id"], "-log_files", filename)
+        return _log_contents(text)
+
+    def _yarn_logs(self, app_id: str, *args: str) -> str:
+        proc = subprocess.run(["yarn", "logs", "-applicationId", app_id, *args], capture_output=True, text=True)
         if proc.returncode != 0:
-            raise TfyarnError(f"`yarn logs` failed for {app_id}: {proc.stderr.strip().splitlines()[-1:] or ''}")
+            last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+            raise TfyarnError(f"`yarn logs` failed for {app_id}: {last}")
         return proc.stdout
+
+
+def _log_contents(text: str) -> str:
+    """The body of a single file in ``yarn logs`` output (between LogContents: and End of LogType)."""
+    body, inside = [], False
+    for line in text.splitlines(keepends=True):
+        if line.startswith("LogContents:"):
+            inside = True
+        elif line.startswith("End of LogType:"):
+            inside = False
+        elif inside:
+            body.append(line)
+    return "".join(body)
+
+
+def _job_report(r: Any) -> JobReport:
+    state, final = str(r.state), str(r.final_status)
+    return JobReport(
+        app_id=r.id, name=r.name, state=job_state(state, final), yarn_state=state,
+        final_status=final, diagnostics=(r.diagnostics or "").strip(),
+        tracking_url=r.tracking_url or "", queue=r.queue, user=r.user,
+        start_time_ms=_ms(r.start_time), finish_time_ms=_ms(r.finish_time),
+        tags=tuple(sorted(r.tags or ())),
+    )
 
 
 def _ms(t: object) -> int:

@@ -75,6 +75,15 @@ def rm_address(conf_dir: Path) -> tuple[str, int]:
     return host, int(port)
 
 
+def rm_web(conf_dir: Path) -> str:
+    """The ResourceManager's web/REST base URL."""
+    props = read_conf(conf_dir, "yarn-site.xml")
+    addr = props.get("yarn.resourcemanager.webapp.address")
+    if not addr:
+        addr = f"{props.get('yarn.resourcemanager.hostname', '0.0.0.0')}:8088"
+    return f"http://{addr}"
+
+
 def check_reachable(hadoop: HadoopEnv, timeout_s: float = 3.0) -> None:
     """Raise UnreachableError unless the ResourceManager accepts a TCP connection."""
     host, port = rm_address(hadoop.conf_dir)

@@ -60,13 +60,14 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
             files=files,
         )
         for role in spec.roles.values()
+        if role.instances
     }
     master = skein.Master(
         resources=skein.Resources(memory=spec.am_memory_mb, vcores=1),
         script=_script(ctx, "appmaster.master"),
         env={**common_env, protocol.ENV_JOB: protocol.encode_env(spec.to_dict())},
     )
-    tags = [TAG, f"{TAG}-framework-{spec.framework}", *spec.tags]
+    tags = [TAG, f"framework:{spec.framework}", *spec.tags]
     return skein.ApplicationSpec(
         name=spec.name, queue=spec.queue, tags=tags, master=master, services=services,
         max_attempts=spec.max_attempts, node_label=spec.node_label,

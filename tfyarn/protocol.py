@@ -24,6 +24,13 @@ ENV_TASK_INDEX = "TFYARN_TASK_INDEX"  # 0-based index within the role
 ENV_NUM_TASKS = "TFYARN_NUM_TASKS"  # instances of this role
 ENV_COMMAND = "TFYARN_COMMAND"  # the user's argv, encode_env()d
 ENV_APP_ID = "TFYARN_APP_ID"
+ENV_FRAMEWORK = "TFYARN_FRAMEWORK"
+ENV_NPROC_PER_NODE = "TFYARN_NPROC_PER_NODE"  # pytorch: processes in this container
+
+# Set by the executor on the user process, per framework (the frameworks' own names).
+ENV_TF_CONFIG = "TF_CONFIG"
+TORCH_ENV = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+             "GROUP_RANK", "NODE_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE")
 
 
 
@@ -39,6 +46,11 @@ def decode_env(text: str) -> Any:
 # --- key-value store (skein's, on the AM) -------------------------------------
 KV_PREFIX = "tfyarn/"
 KV_EXIT_PREFIX = f"{KV_PREFIX}exit/"  # + task name: the executor's exit record
+KV_ADDR_PREFIX = f"{KV_PREFIX}addr/"  # + task name: "host:port" a task reserved
+KV_CLUSTER = f"{KV_PREFIX}cluster"  # the AM's cluster view once every task registered (gang)
+KV_STATUS = f"{KV_PREFIX}status"  # the AM's job status (JSON), rewritten on every change
+AM_STATUS_LINE = "tfyarn-final-status: "  # prefix of the AM log line holding the final status JSON
+AM_LOG_FILE = "application.driver.log"  # where skein puts the AM script's output
 
 
 def task_name(role: str, index: int) -> str:
@@ -49,6 +61,19 @@ def task_name(role: str, index: int) -> str:
 def kv_task_exit(role: str, index: int) -> str:
     """Key under which a task's executor stores its exit record (JSON)."""
     return f"{KV_EXIT_PREFIX}{task_name(role, index)}"
+
+
+def kv_task_addr(role: str, index: int) -> str:
+    """Key under which a task's executor registers the address it reserved."""
+    return f"{KV_ADDR_PREFIX}{task_name(role, index)}"
+
+
+def parse_task_name(name: str) -> tuple[str, int]:
+    """``worker:1`` -> ("worker", 1); ValueError if malformed."""
+    role, sep, index = name.partition(":")
+    if not sep or not role or not index.isdigit():
+        raise ValueError(f"{name!r} is not ROLE:INDEX (e.g. worker:1)")
+    return role, int(index)
 
 
 def kv_task_started(role: str, index: int) -> str:

@@ -48,6 +48,12 @@ def _check_int(value: Any, what: str, minimum: int) -> int:
     return value
 
 
+def _check_str(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise SpecError(f"{what}: expected a string, got {value!r}")
+    return value
+
+
 def _check_keys(data: dict[str, Any], cls: type, where: str) -> None:
     known = {f.name for f in fields(cls)}
     unknown = sorted(set(data) - known)
@@ -65,16 +71,24 @@ class RoleSpec:
     vcores: int = 1
     gpus: int = 0
     node_label: str = ""
-    command: tuple[str, ...] = ()  # empty: the job's command
+    command: tuple[str, ...] = ()  # empty: the role's default command (see JobSpec.command_for)
+    nproc_per_node: int = 0  # pytorch workers: processes per container; 0 = its GPU count, or 1
 
-    def validate(self, min_instances: int = 1) -> None:
+    def validate(self) -> None:
         where = f"roles.{self.name}"
-        if not _NAME_RE.match(self.name):
+        if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
             raise SpecError(f"{where}: role names start with a letter and use letters, digits, _ and -")
-        _check_int(self.instances, f"{where}.instances", min_instances)
+        _check_int(self.instances, f"{where}.instances", 0)
+        _check_int(self.nproc_per_node, f"{where}.nproc_per_node", 0)
+        _check_str(self.node_label, f"{where}.node_label")
         _check_int(self.memory_mb, f"{where}.memory_mb", MIN_MEMORY_MB)
         _check_int(self.vcores, f"{where}.vcores", 1)
         _check_int(self.gpus, f"{where}.gpus", 0)
+
+    @property
+    def processes(self) -> int:
+        """Processes per container: nproc_per_node, else one per GPU, else 1."""
+        return self.nproc_per_node or self.gpus or 1
 
     @classmethod
     def from_dict(cls, name: str, data: dict[str, Any]) -> RoleSpec:
@@ -84,13 +98,13 @@ class RoleSpec:
         values = dict(data)
         if "memory_mb" in values:
             values["memory_mb"] = parse_memory(values["memory_mb"], f"roles.{name}.memory_mb")
-        values["command"] = _command(values.get("command", ()), f"roles.{name}.command")
+        values["command"] = _str_list(values.get("command", ()), f"roles.{name}.command")
         role = cls(name=name, **{k: v for k, v in values.items() if k != "name"})
         role.validate()
         return role
 
 
-def _command(value: Any, what: str) -> tuple[str, ...]:
+def _str_list(value: Any, what: str) -> tuple[str, ...]:
     if isinstance(value, str):
         raise SpecError(f"{what}: give the command as a list of arguments, not one string")
     if not isinstance(value, (list, tuple)) or not all(isinstance(a, str) for a in value):
@@ -114,14 +128,16 @@ class JobSpec:
     python_env: str = "local"
     am_memory_mb: int = 768
     max_attempts: int = 1
+    evaluator_may_fail: bool = True  # tensorflow: a failed evaluator does not fail the job
 
     def validate(self) -> JobSpec:
         """Raise SpecError naming the first field that is wrong; return self."""
+        for key in ("name", "framework", "queue", "node_label", "python_env"):
+            _check_str(getattr(self, key), key)
+        if not isinstance(self.evaluator_may_fail, bool):
+            raise SpecError(f"evaluator_may_fail: expected true or false, got {self.evaluator_may_fail!r}")
         if not self.name.strip():
             raise SpecError("name: must not be empty")
-        if not self.command and not all(r.command for r in self.roles.values()):
-            raise SpecError("command: no command given; put it after `--`, e.g. "
-                            "tfyarn submit --num-workers 2 -- python train.py")
         if self.framework not in FRAMEWORKS:
             raise SpecError(f"framework: {self.framework!r} is not one of {', '.join(FRAMEWORKS)}")
         if self.python_env not in PYTHON_ENVS:
@@ -132,6 +148,13 @@ class JobSpec:
             if name != role.name:
                 raise SpecError(f"roles.{name}: key and role name {role.name!r} differ")
             role.validate()
+        _FRAMEWORK_RULES[self.framework](self)
+        if self.num_tasks < 1:
+            raise SpecError("roles: the job has no task; give some role at least one instance")
+        for name in self.roles:
+            if self.roles[name].instances and not self.command_for(name):
+                raise SpecError("command: no command given; put it after `--`, e.g. "
+                                "tfyarn submit --num-workers 2 -- python train.py")
         for k, v in self.env.items():
             if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k):
                 raise SpecError(f"env: {k!r} is not a valid environment variable name")
@@ -151,6 +174,36 @@ class JobSpec:
     @property
     def num_tasks(self) -> int:
         return sum(r.instances for r in self.roles.values())
+
+    def count(self, role: str) -> int:
+        r = self.roles.get(role)
+        return r.instances if r else 0
+
+    @property
+    def ps_mode(self) -> bool:
+        """TensorFlow ParameterServerStrategy: the chief drives, ps and workers serve."""
+        return self.framework == "tensorflow" and self.count("ps") > 0
+
+    def command_for(self, role: str) -> tuple[str, ...]:
+        """What a role's tasks run: its own command, the framework default, or the job's."""
+        own = self.roles[role].command
+        if own:
+            return own
+        if self.ps_mode and role in ("ps", "worker"):
+            return TF_SERVER_COMMAND
+        return self.command
+
+    def required_roles(self) -> frozenset[str]:
+        """Roles whose every task must exit 0 for the job to succeed."""
+        if self.ps_mode:
+            return frozenset({"chief"})
+        if self.framework == "tensorflow":
+            return frozenset(r for r in self.roles if r in ("chief", "worker") and self.count(r))
+        return frozenset(r for r in self.roles if self.count(r))
+
+    def tolerated_roles(self) -> frozenset[str]:
+        """Roles whose failure does not fail the job."""
+        return frozenset({"evaluator"}) if self.framework == "tensorflow" and self.evaluator_may_fail else frozenset()
 
     # -- (de)serialisation ---------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -172,9 +225,9 @@ class JobSpec:
         if not isinstance(roles, dict):
             raise SpecError("roles: expected a mapping of role name to role settings")
         values["roles"] = {n: RoleSpec.from_dict(n, r or {}) for n, r in roles.items()}
-        values["command"] = _command(values.get("command", ()), "command")
-        values["tags"] = tuple(values.get("tags", ()))
-        values["files"] = _command(values.get("files", ()), "files")
+        values["command"] = _str_list(values.get("command", ()), "command")
+        values["tags"] = _str_list(values.get("tags", ()), "tags")
+        values["files"] = _str_list(values.get("files", ()), "files")
         if "am_memory_mb" in values:
             values["am_memory_mb"] = parse_memory(values["am_memory_mb"], "am_memory_mb")
         env = values.get("env", {}) or {}
@@ -191,3 +244,51 @@ class JobSpec:
     @classmethod
     def from_json(cls, text: str) -> JobSpec:
         return cls.from_dict(json.loads(text))
+
+
+TF_ROLES = ("chief", "worker", "ps", "evaluator")
+# ParameterServerStrategy's ps and workers only serve: a standard TF server is their default command.
+TF_SERVER_COMMAND: tuple[str, ...] = ("python", "-m", "appmaster.tf_server")
+
+
+def _rules_none(job: JobSpec) -> None:
+    for name in ("chief", "ps", "evaluator"):
+        if job.count(name):
+            raise SpecError(f"roles.{name}.instances: the {name} role needs --framework tensorflow")
+    for name, role in job.roles.items():
+        if role.nproc_per_node:
+            raise SpecError(f"roles.{name}.nproc_per_node: only pytorch workers run several processes")
+    if "worker" in job.roles and job.count("worker") < 1:
+        raise SpecError("roles.worker.instances: must be at least 1, got 0")
+
+
+def _rules_tensorflow(job: JobSpec) -> None:
+    for name, role in job.roles.items():
+        if name not in TF_ROLES:
+            raise SpecError(f"roles.{name}: tensorflow roles are {', '.join(TF_ROLES)}")
+        if role.nproc_per_node:
+            raise SpecError(f"roles.{name}.nproc_per_node: only pytorch workers run several processes")
+    for name in ("chief", "evaluator"):
+        if job.count(name) > 1:
+            raise SpecError(f"roles.{name}.instances: a tensorflow job has at most one {name}, "
+                            f"got {job.count(name)}")
+    if job.count("chief") + job.count("worker") < 1:
+        raise SpecError("roles.worker.instances: a tensorflow job needs a chief or at least one worker")
+    if job.count("ps") and not job.count("chief"):
+        raise SpecError("roles.chief.instances: a ParameterServerStrategy job (ps > 0) needs a chief "
+                        "to run the training loop; add --chief")
+
+
+def _rules_pytorch(job: JobSpec) -> None:
+    for name in job.roles:
+        if name == "ps" and job.count("ps"):
+            raise SpecError("roles.ps.instances: pytorch jobs have no parameter servers; remove --num-ps")
+        if name == "evaluator" and job.count("evaluator"):
+            raise SpecError("roles.evaluator.instances: pytorch jobs have no evaluator; remove --evaluator")
+        if name not in ("worker", "ps", "evaluator"):
+            raise SpecError(f"roles.{name}: pytorch jobs have only the worker role")
+    if job.count("worker") < 1:
+        raise SpecError("roles.worker.instances: must be at least 1, got 0")
+
+
+_FRAMEWORK_RULES = {"none": _rules_none, "tensorflow": _rules_tensorflow, "pytorch": _rules_pytorch}

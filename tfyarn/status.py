@@ -73,3 +73,11 @@ class JobReport:
     user: str
     start_time_ms: int
     finish_time_ms: int
+    tags: tuple[str, ...] = ()
+
+    @property
+    def framework(self) -> str:
+        for tag in self.tags:
+            if tag.startswith("framework:"):
+                return tag.split(":", 1)[1]
+        return "?"

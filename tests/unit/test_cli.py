@@ -37,7 +37,7 @@ BAD_INPUT = [
     # (args, exit code, text the single error line must contain)
     (["submit"], 2, "no command given"),
     (["submit", "--num-workers", "0", "--", "python", "x.py"], 2, "--num-workers"),
-    (["submit", "--num-workers", "-1", "--", "python", "x.py"], 2, "-1 is not in the range x>=1"),
+    (["submit", "--num-workers", "-1", "--", "python", "x.py"], 2, "-1 is not in the range x>=0"),
     (["submit", "--worker-memory", "banana", "--", "python", "x.py"], 2, "'banana' is not a memory size"),
     (["submit", "--worker-gpus", "-1", "--", "python"], 2, "--worker-gpus"),
     (["submit", "--frobnicate", "--", "python"], 2, "No such option '--frobnicate'"),

@@ -38,7 +38,7 @@ def test_valid_job_round_trips_through_dict_and_json():
     (dict(name=" "), "name: must not be empty"),
     (dict(roles={}), "at least one role"),
     (dict(roles={"worker": RoleSpec("worker", 0)}), "roles.worker.instances: must be at least 1"),
-    (dict(roles={"worker": RoleSpec("worker", -2)}), "must be at least 1"),
+    (dict(roles={"worker": RoleSpec("worker", -2)}), "roles.worker.instances: must be at least 0"),
     (dict(roles={"worker": RoleSpec("worker", 1, gpus=-1)}), "roles.worker.gpus"),
     (dict(roles={"worker": RoleSpec("worker", 1, vcores=0)}), "roles.worker.vcores"),
     (dict(roles={"w": RoleSpec("worker", 1)}), "key and role name"),

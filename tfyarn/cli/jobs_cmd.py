@@ -1,11 +1,16 @@
-"""``tfyarn status | kill | logs APP_ID``."""
+"""``tfyarn status | list | logs | kill``: following jobs after submit."""
 from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import asdict
+from datetime import datetime
+from typing import Any
 
 import click
+
+from tfyarn import protocol
 
 _APP_ID = re.compile(r"^application_\d+_\d+$")
 
@@ -19,30 +24,64 @@ def _check(app_id: str) -> str:
 
 @click.command()
 @click.argument("app_id")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print job and tasks as JSON.")
 def status(app_id: str, as_json: bool) -> None:
-    """Show the state, diagnostics and tracking URL of job APP_ID."""
+    """Show job APP_ID: state, diagnostics, and per task role, index, host, container, state, exit code.
+
+    Per-task detail comes from the running AM, or from its log once the job has ended
+    (available when YARN has aggregated the logs, seconds after the end).
+    """
     from tfyarn.client import Client
 
     _check(app_id)
     with Client() as client:
         rep = client.report(app_id)
+        tasks = client.task_status(app_id)
     if as_json:
         d = asdict(rep)
         d["state"] = rep.state.value
+        d["framework"] = rep.framework
+        d["tasks"] = (tasks or {}).get("tasks")
         click.echo(json.dumps(d, indent=2))
         return
-    click.echo(f"{rep.app_id}  {rep.name}  {rep.state.value}  (YARN {rep.yarn_state}/{rep.final_status})")
-    click.echo(f"Queue: {rep.queue}  User: {rep.user}")
-    click.echo(f"Tracking URL: {rep.tracking_url}")
+    click.echo(f"{rep.app_id}  {rep.name}  {rep.framework}  {rep.state.value}  "
+               f"(YARN {rep.yarn_state}/{rep.final_status})")
+    click.echo(f"Queue: {rep.queue}  User: {rep.user}  Tracking URL: {rep.tracking_url}")
     if rep.diagnostics:
         click.echo(f"Diagnostics: {rep.diagnostics}")
+    if tasks and tasks.get("tasks"):
+        click.echo(f"\n{'TASK':<14}{'STATE':<11}{'EXIT':<6}{'HOST':<16}{'ADDRESS':<22}CONTAINER")
+        for t in tasks["tasks"]:
+            code = "" if t["exit_code"] is None else str(t["exit_code"])
+            click.echo(f"{t['name']:<14}{t['state']:<11}{code:<6}{t['host'] or '-':<16}"
+                       f"{t['address'] or '-':<22}{t['yarn_container_id'] or '-'}")
+    elif rep.state.is_terminal():
+        click.echo("(per-task detail not available yet: YARN is still aggregating the logs)")
+
+
+@click.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="Newest N jobs.")
+def list_(as_json: bool, limit: int) -> None:
+    """List tfyarn jobs (YARN applications tagged `tfyarn`), newest first."""
+    from tfyarn.client import Client
+
+    with Client() as client:
+        jobs = client.list_jobs()[:limit]
+    if as_json:
+        click.echo(json.dumps([{**asdict(j), "state": j.state.value, "framework": j.framework} for j in jobs],
+                              indent=2))
+        return
+    click.echo(f"{'APPLICATION':<32}{'NAME':<24}{'FRAMEWORK':<12}{'STATE':<11}{'QUEUE':<14}STARTED")
+    for j in jobs:
+        started = datetime.fromtimestamp(j.start_time_ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
+        click.echo(f"{j.app_id:<32}{j.name[:23]:<24}{j.framework:<12}{j.state.value:<11}{j.queue:<14}{started}")
 
 
 @click.command()
 @click.argument("app_id")
 def kill(app_id: str) -> None:
-    """Kill job APP_ID; its containers and their processes are stopped by YARN."""
+    """Kill job APP_ID; YARN stops its containers and the executors stop every process they started."""
     from tfyarn.client import Client
 
     _check(app_id)
@@ -53,10 +92,42 @@ def kill(app_id: str) -> None:
 
 @click.command()
 @click.argument("app_id")
-def logs(app_id: str) -> None:
-    """Print the aggregated logs of a finished job APP_ID (all containers)."""
+@click.option("--task", "task_name", default=None, help="One task's output, e.g. worker:1 or chief:0.")
+@click.option("--follow", "-f", is_flag=True, help="With --task: keep printing new output until the task ends.")
+def logs(app_id: str, task_name: str | None, follow: bool) -> None:
+    """Print job APP_ID's logs: all containers (after the job), or one task's (any time, with --task)."""
     from tfyarn.client import Client
 
     _check(app_id)
+    if follow and not task_name:
+        raise click.UsageError("--follow needs --task ROLE:INDEX")
+    if task_name is None:
+        with Client() as client:
+            click.echo(client.logs(app_id), nl=False)
+        return
+    try:
+        role, index = protocol.parse_task_name(task_name)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--task") from None
     with Client() as client:
-        click.echo(client.logs(app_id), nl=False)
+        printed = 0
+        while True:
+            rep = client.report(app_id)
+            task = _find(client.task_status(app_id), role, index)
+            if task is None:
+                if rep.state.is_terminal() or not follow:
+                    raise click.ClickException(f"no task {task_name} in {app_id} (yet)")
+            else:
+                text = client.task_log(app_id, task, running=not rep.state.is_terminal()) or ""
+                click.echo(text[printed:], nl=False)
+                printed = len(text)
+                if not follow or task["state"] in ("SUCCEEDED", "FAILED", "KILLED") or rep.state.is_terminal():
+                    return
+            time.sleep(1.0)
+
+
+def _find(status_doc: dict[str, Any] | None, role: str, index: int) -> dict[str, Any] | None:
+    for t in (status_doc or {}).get("tasks", []):
+        if t["role"] == role and t["index"] == index:
+            return t
+    return None

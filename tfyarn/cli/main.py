@@ -18,9 +18,10 @@ from tfyarn.errors import TfyarnError
 _COMMANDS: dict[str, tuple[str, str, str]] = {
     "cluster": ("tfyarn.cli.cluster_cmd", "cluster", "Run a local single-node Hadoop cluster."),
     "submit": ("tfyarn.cli.submit_cmd", "submit", "Submit a training job to YARN."),
-    "status": ("tfyarn.cli.jobs_cmd", "status", "Show a job's state."),
+    "status": ("tfyarn.cli.jobs_cmd", "status", "Show a job's state and its tasks."),
+    "list": ("tfyarn.cli.jobs_cmd", "list_", "List tfyarn jobs."),
     "kill": ("tfyarn.cli.jobs_cmd", "kill", "Kill a running job."),
-    "logs": ("tfyarn.cli.jobs_cmd", "logs", "Print a job's aggregated logs."),
+    "logs": ("tfyarn.cli.jobs_cmd", "logs", "Print a job's logs, or one task's (--task, --follow)."),
 }
 
 

@@ -1,74 +1,178 @@
-"""``tfyarn submit``: flags -> JobSpec -> (dry run | submit [and follow])."""
+"""``tfyarn submit``: (YAML job file) + flags + --set -> JobSpec -> (dry run | submit [and follow]).
+
+Every flag is one job-spec key (``FLAG_KEYS``), so a job can be written as
+flags, as YAML (conf/job.yaml documents every key), or both: flags given
+on the command line override the file, and ``--set key=value`` overrides both.
+"""
 from __future__ import annotations
 
 import os
 import shlex
 import time
+from pathlib import Path
+from typing import Any
 
 import click
+import yaml
 
 from tfyarn.cli.params import KEY_VALUE, MEMORY
-from tfyarn.errors import JobFailed
-from tfyarn.spec import JobSpec, RoleSpec
+from tfyarn.errors import JobFailed, SpecError
+from tfyarn.spec import FRAMEWORKS, JobSpec
+
+ROLES = ("chief", "worker", "ps", "evaluator")
+
+# job-spec key (dotted) -> the flag that sets it
+FLAG_KEYS: dict[str, str] = {
+    "name": "--name", "framework": "--framework", "queue": "--queue", "node_label": "--node-label",
+    "env": "--env", "files": "--file", "tags": "--tag", "am_memory_mb": "--am-memory",
+    "max_attempts": "--max-attempts", "evaluator_may_fail": "--evaluator-may-fail",
+    "roles.worker.instances": "--num-workers", "roles.ps.instances": "--num-ps",
+    "roles.chief.instances": "--chief", "roles.evaluator.instances": "--evaluator",
+    "roles.worker.nproc_per_node": "--nproc-per-node",
+    **{f"roles.{r}.{k}": f"--{r}-{f}" for r in ROLES
+       for k, f in (("memory_mb", "memory"), ("vcores", "vcores"), ("gpus", "gpus"), ("node_label", "node-label"))},
+}
+_PARAM_KEYS = {flag.lstrip("-").replace("-", "_"): key for key, flag in FLAG_KEYS.items()}
+_PARAM_KEYS.update({"file": "files", "tag": "tags"})
 
 
-def spec_from_options(command: tuple[str, ...], name: str | None, num_workers: int, worker_memory: int,
-                      worker_vcores: int, worker_gpus: int, queue: str, node_label: str,
-                      env: tuple[tuple[str, str], ...], tags: tuple[str, ...], am_memory: int,
-                      files: tuple[str, ...] = ()) -> JobSpec:
-    """The job the flags describe (validated)."""
-    default_name = f"tfyarn-{os.path.basename(command[0])}" if command else "tfyarn-job"
-    worker = RoleSpec(name="worker", instances=num_workers, memory_mb=worker_memory,
-                      vcores=worker_vcores, gpus=worker_gpus)
-    return JobSpec(name=name or default_name, command=tuple(command), roles={"worker": worker},
-                   queue=queue, node_label=node_label, env=dict(env), tags=tuple(tags), files=tuple(files),
-                   am_memory_mb=am_memory).validate()
+def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
+    *parents, last = dotted.split(".")
+    node = doc
+    for part in parents:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict):
+            raise SpecError(f"{dotted}: {part!r} is not a mapping")
+        node = child
+    node[last] = value
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--name", help="Application name shown by YARN. [default: tfyarn-<program>]")
-@click.option("--num-workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Worker containers; each runs COMMAND.")
-@click.option("--worker-memory", type=MEMORY, default="2g", show_default=True,
-              help="Memory per worker container (e.g. 512m, 4g).")
-@click.option("--worker-vcores", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Virtual cores per worker container.")
-@click.option("--worker-gpus", type=click.IntRange(min=0), default=0, show_default=True,
-              help="GPUs (yarn.io/gpu) per worker container.")
-@click.option("--queue", default="default", show_default=True, help="YARN queue.")
-@click.option("--node-label", default="", help="YARN node label expression for all containers.")
-@click.option("--env", "env", type=KEY_VALUE, multiple=True, help="Environment variable for every task (repeatable).")
-@click.option("--file", "files", type=click.Path(exists=True), multiple=True,
-              help="Local file or dir to ship into every task's working dir, by its base name (repeatable).")
-@click.option("--tag", "tags", multiple=True, help="YARN application tag (repeatable).")
-@click.option("--am-memory", type=MEMORY, default="768m", show_default=True,
-              help="Memory of the ApplicationMaster container.")
-@click.option("--dry-run", is_flag=True, help="Print the YARN application spec (YAML) and submit nothing.")
+def load_conf(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise SpecError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
+    if doc is None:
+        return {}
+    if not isinstance(doc, dict):
+        raise SpecError(f"{path}: expected a mapping of job-spec keys, got {type(doc).__name__}")
+    return doc
+
+
+def build_spec(conf: Path | None, given: dict[str, Any], sets: tuple[tuple[str, str], ...],
+               command: tuple[str, ...]) -> JobSpec:
+    """The job from file, flags given on the command line, and --set overrides, in that order.
+
+    SpecErrors about a key that a flag set are reworded to name the flag.
+    """
+    doc = load_conf(conf)
+    flagged: dict[str, str] = {}
+    for param, value in given.items():
+        key = _PARAM_KEYS[param]
+        if param in ("env",):
+            value = {**(doc.get("env") or {}), **dict(value)}
+        elif param in ("file", "tag"):
+            value = [*(doc.get(key) or []), *value]
+        set_path(doc, key, value)
+        flagged[key] = FLAG_KEYS.get(key, f"--{param.replace('_', '-')}")
+    for key, raw in sets:
+        set_path(doc, key, yaml.safe_load(raw) if raw else "")
+        flagged.pop(key, None)
+    if command:
+        doc["command"] = list(command)
+    doc.setdefault("roles", {})
+    if not doc["roles"]:
+        doc["roles"] = {"worker": {"instances": 1}}
+    first = (doc.get("command") or ["job"])[0]
+    doc.setdefault("name", f"tfyarn-{os.path.basename(str(first))}")
+    try:
+        return JobSpec.from_dict(doc)
+    except SpecError as e:
+        key, sep, rest = str(e).partition(": ")
+        if sep and key in flagged:
+            raise SpecError(f"{flagged[key]}: {rest}") from None
+        raise
+
+
+def _role_options(f: Any) -> Any:
+    for role in reversed(ROLES):
+        f = click.option(f"--{role}-node-label", default=None, help=f"Node label for {role} containers.")(f)
+        f = click.option(f"--{role}-gpus", type=click.IntRange(min=0), default=None,
+                         help=f"GPUs (yarn.io/gpu) per {role} container. [default: 0]")(f)
+        f = click.option(f"--{role}-vcores", type=click.IntRange(min=1), default=None,
+                         help=f"Virtual cores per {role} container. [default: 1]")(f)
+        f = click.option(f"--{role}-memory", type=MEMORY, default=None,
+                         help=f"Memory per {role} container, e.g. 512m, 4g. [default: 2g]")(f)
+    return f
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--conf", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="YAML job file (keys: conf/job.yaml). Flags override it.")
+@click.option("--set", "sets", type=KEY_VALUE, multiple=True,
+              help="Override one job key, e.g. --set roles.worker.instances=3 (repeatable; value is YAML).")
+@click.option("--framework", type=click.Choice(FRAMEWORKS), default=None,
+              help="tensorflow: TF_CONFIG for chief/worker/ps/evaluator; pytorch: torchrun's variables "
+                   "for DDP; none: plain tasks. [default: none]")
+@click.option("--name", default=None, help="Application name shown by YARN. [default: tfyarn-<program>]")
+@click.option("--num-workers", type=click.IntRange(min=0), default=None, help="Worker containers. [default: 1]")
+@click.option("--num-ps", type=click.IntRange(min=0), default=None,
+              help="TensorFlow parameter servers (ParameterServerStrategy; needs --chief).")
+@click.option("--chief", count=True, help="TensorFlow: add the chief task (at most once).")
+@click.option("--evaluator", count=True, help="TensorFlow: add an evaluator task (at most once).")
+@click.option("--evaluator-may-fail/--evaluator-must-succeed", default=None,
+              help="Whether a failed evaluator fails the job. [default: may fail]")
+@click.option("--nproc-per-node", type=click.IntRange(min=1), default=None,
+              help="PyTorch: processes per worker container, via torchrun. [default: its GPUs, or 1]")
+@_role_options
+@click.option("--queue", default=None, help="YARN queue. [default: default]")
+@click.option("--node-label", default=None, help="YARN node label expression for all containers.")
+@click.option("--env", "env", type=KEY_VALUE, multiple=True, help="NAME=VALUE for every task (repeatable).")
+@click.option("--file", "file", type=click.Path(exists=True), multiple=True,
+              help="Local file or dir shipped into every task's working dir by base name (repeatable).")
+@click.option("--tag", "tag", multiple=True, help="YARN application tag (repeatable).")
+@click.option("--am-memory", type=MEMORY, default=None, help="ApplicationMaster memory. [default: 768m]")
+@click.option("--max-attempts", type=click.IntRange(min=1), default=None, help="YARN AM attempts. [default: 1]")
+@click.option("--dry-run", is_flag=True, help="Print the plan (YAML) without contacting YARN.")
 @click.option("--wait", is_flag=True, help="Follow the job; exit 0 only if it SUCCEEDED.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def submit(command: tuple[str, ...], dry_run: bool, wait: bool, **opts: object) -> None:
-    """Submit COMMAND (after `--`) as a YARN application, one container per task.
+@click.pass_context
+def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets: tuple[tuple[str, str], ...],
+           dry_run: bool, wait: bool, **opts: Any) -> None:
+    """Submit COMMAND (after `--`) to YARN: one container per task, cluster config written for you.
 
     \b
     Examples:
-      tfyarn submit --num-workers 2 --wait -- python -c "print('hi')"
-      tfyarn submit --file examples/hello.py -- python hello.py
-      tfyarn submit --worker-memory 4g --worker-gpus 1 -- python train.py
-      tfyarn submit --dry-run -- python train.py     # show the plan only
+      # TF2 ParameterServerStrategy: you write the chief; ps and workers run a TF server
+      tfyarn submit --framework tensorflow --chief --num-workers 2 --num-ps 1 \\
+          --file train.py -- python train.py
+      # TF MultiWorkerMirroredStrategy on 2 workers
+      tfyarn submit --framework tensorflow --num-workers 2 --file train.py -- python train.py
+      # PyTorch DDP: 2 containers x 2 processes (torchrun inside each)
+      tfyarn submit --framework pytorch --num-workers 2 --nproc-per-node 2 --file train.py -- python train.py
+      # a YAML job file, one key overridden, shown but not submitted
+      tfyarn submit --conf job.yaml --set roles.worker.instances=4 --dry-run
 
     \b
-    Exit codes: 0 submitted (or SUCCEEDED with --wait), 2 bad input,
+    Exit codes: 0 submitted (or SUCCEEDED with --wait), 2 bad input (nothing submitted),
     3 cluster unreachable, 4 job FAILED or KILLED (with --wait), 1 other errors.
     """
-    spec = spec_from_options(command, **opts)  # type: ignore[arg-type]
+    given = {k: v for k, v in opts.items()
+             if ctx.get_parameter_source(k) != click.core.ParameterSource.DEFAULT}
+    given = {k: v for k, v in given.items() if not (k in ("chief", "evaluator") and v == 0)}
+    spec = build_spec(conf, given, sets, command)
     if dry_run:
         from tfyarn.plan import PlanContext, plan
 
-        click.echo(f"# tfyarn job {spec.name!r}: {spec.num_tasks} task(s)")
-        click.echo(f"# command: {shlex.join(spec.command)}")
+        click.echo(f"# tfyarn job {spec.name!r} ({spec.framework}): {spec.num_tasks} task(s)")
         for role in spec.roles.values():
-            click.echo(f"# role {role.name}: {role.instances} x {role.memory_mb} MiB, "
-                       f"{role.vcores} vcore(s), {role.gpus} GPU(s)")
+            if role.instances:
+                click.echo(f"# {role.name}: {role.instances} x ({role.memory_mb} MiB, {role.vcores} vcore(s), "
+                           f"{role.gpus} GPU(s)) runs: {shlex.join(spec.command_for(role.name))}")
         click.echo(plan(spec, PlanContext.for_spec(spec)).to_yaml(), nl=False)
         return
     from tfyarn.client import Client
@@ -76,10 +180,11 @@ def submit(command: tuple[str, ...], dry_run: bool, wait: bool, **opts: object) 
     with Client() as client:
         app_id = client.submit(spec)
         rep = client.report(app_id)
-        click.echo(f"Submitted {app_id} ({spec.name}: {spec.num_tasks} task(s), queue {spec.queue})")
+        click.echo(f"Submitted {app_id} ({spec.name}: {spec.framework}, {spec.num_tasks} task(s), "
+                   f"queue {spec.queue})")
         click.echo(f"Tracking URL: {rep.tracking_url}")
         if not wait:
-            click.echo(f"Follow it with: tfyarn status {app_id} | tfyarn logs {app_id} | tfyarn kill {app_id}")
+            click.echo(f"Next: tfyarn status {app_id} | tfyarn logs {app_id} | tfyarn kill {app_id}")
             return
         t0 = time.monotonic()
         final = client.wait(app_id, on_change=lambda r: click.echo(
