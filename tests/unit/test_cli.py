@@ -46,6 +46,25 @@ BAD_INPUT = [
     (["nosuchcommand"], 2, "No such command 'nosuchcommand'"),
     (["status", "not-an-app"], 2, "is not a YARN application id"),
     (["cluster", "up", "--memory", "lots"], 2, "'lots' is not a memory size"),
+    # distributed-training rules, named by the flag that broke them
+    (["submit", "--framework", "pytorch", "--num-ps", "1", "--", "python", "t.py"], 2,
+     "--num-ps: pytorch jobs have no parameter servers"),
+    (["submit", "--framework", "pytorch", "--evaluator", "--", "python", "t.py"], 2,
+     "--evaluator: pytorch jobs have no evaluator"),
+    (["submit", "--framework", "tensorflow", "--chief", "--chief", "--", "python", "t.py"], 2,
+     "--chief: a tensorflow job has at most one chief, got 2"),
+    (["submit", "--framework", "tensorflow", "--num-ps", "1", "--", "python", "t.py"], 2,
+     "--chief"),
+    (["submit", "--num-ps", "1", "--", "python", "t.py"], 2, "--num-ps: the ps role needs --framework tensorflow"),
+    (["submit", "--framework", "tensorflow", "--num-workers", "0", "--", "python", "t.py"], 2,
+     "needs a chief or at least one worker"),
+    (["submit", "--framework", "mxnet", "--", "python"], 2, "'mxnet' is not one of"),
+    (["submit", "--nproc-per-node", "2", "--", "python"], 2,
+     "--nproc-per-node: only pytorch workers run several processes"),
+    (["submit", "--set", "roles.worker.instances=two", "--", "python"], 2,
+     "roles.worker.instances (--num-workers): 'two' is not a whole number"),
+    (["submit", "--set", "wokers=3", "--", "python"], 2, "unknown key(s) wokers"),
+    (["submit", "--set", "queue=[a, b]", "--", "python"], 2, "queue (--queue): expected a string"),
 ]
 
 
@@ -82,10 +101,39 @@ def test_dry_run_prints_the_plan_and_needs_no_cluster(no_cluster):
     assert res.exit_code == 0, res.output
     assert "queue: research" in res.output
     assert "instances: 0" in res.output and "memory: 1024" in res.output
-    assert "# command: python train.py --lr 0.1" in res.output
+    assert "# worker: 3 x (1024 MiB, 1 vcore(s), 0 GPU(s)) runs: python train.py --lr 0.1" in res.output
 
 
-@pytest.mark.parametrize("args", [[], ["submit"], ["cluster"], ["cluster", "up"], ["status"], ["logs"], ["kill"]])
+@pytest.mark.parametrize("yaml_text,text", [
+    ("name: x\nroles: {worker: {instances: 2, gpu: 1}}\ncommand: [python, t.py]\n",
+     "roles.worker: unknown key(s) gpu"),
+    ("name: x\nroles: {worker: {instances: two}}\ncommand: [python, t.py]\n",
+     "roles.worker.instances (--num-workers): 'two' is not a whole number"),
+    ("name: x\nframework: tensorflow\nroles: {chief: {instances: 1}, ps: {instances: 1}}\n"
+     "command: python t.py\n", "command: give the command as a list of arguments"),
+    ("name: [x\n", "not valid YAML"),
+    ("- just\n- a list\n", "expected a mapping of job-spec keys"),
+])
+def test_bad_yaml_job_files_name_the_field(tmp_path, no_cluster, yaml_text, text):
+    conf = tmp_path / "job.yaml"
+    conf.write_text(yaml_text)
+    res = run("submit", "--conf", str(conf), "--dry-run")
+    assert res.exit_code == 2, res.output
+    lines = [l for l in res.output.splitlines() if l.strip()]
+    assert len(lines) == 1 and text in lines[0], res.output
+
+
+def test_yaml_file_flags_and_set_layer_in_that_order(tmp_path, no_cluster):
+    conf = tmp_path / "job.yaml"
+    conf.write_text("name: layered\nframework: pytorch\nqueue: research\ncommand: [python, t.py]\n"
+                    "roles: {worker: {instances: 4, memory_mb: 1g}}\n")
+    res = run("submit", "--conf", str(conf), "--num-workers", "2", "--set", "roles.worker.vcores=3", "--dry-run")
+    assert res.exit_code == 0, res.output
+    assert "# worker: 2 x (1024 MiB, 3 vcore(s), 0 GPU(s)) runs: python t.py" in res.output
+    assert "queue: research" in res.output and "name: layered" in res.output
+
+
+@pytest.mark.parametrize("args", [[], ["submit"], ["cluster"], ["cluster", "up"], ["status"], ["logs"], ["kill"], ["list"]])
 def test_help_teaches(args):
     res = run(*args, "--help")
     assert res.exit_code == 0
@@ -94,5 +142,5 @@ def test_help_teaches(args):
 
 def test_submit_help_has_examples_and_exit_codes():
     out = run("submit", "--help").output
-    assert "tfyarn submit --num-workers 2 --wait -- python" in out
+    assert "tfyarn submit --framework tensorflow --chief --num-workers 2 --num-ps 1" in out
     assert "Exit codes" in out

@@ -84,9 +84,9 @@ def build_spec(conf: Path | None, given: dict[str, Any], sets: tuple[tuple[str, 
         flagged.pop(key, None)
     if command:
         doc["command"] = list(command)
-    doc.setdefault("roles", {})
-    if not doc["roles"]:
-        doc["roles"] = {"worker": {"instances": 1}}
+    roles = doc.setdefault("roles", {})
+    if isinstance(roles, dict) and roles.get("worker") is None:
+        roles["worker"] = {"instances": 1}  # --num-workers' default
     first = (doc.get("command") or ["job"])[0]
     doc.setdefault("name", f"tfyarn-{os.path.basename(str(first))}")
     try:
@@ -95,6 +95,8 @@ def build_spec(conf: Path | None, given: dict[str, Any], sets: tuple[tuple[str, 
         key, sep, rest = str(e).partition(": ")
         if sep and key in flagged:
             raise SpecError(f"{flagged[key]}: {rest}") from None
+        if sep and key in FLAG_KEYS:
+            raise SpecError(f"{key} ({FLAG_KEYS[key]}): {rest}") from None
         raise
 
 

@@ -1,0 +1,54 @@
+"""Golden plans of the three examples: their submit.sh --dry-run, compared whole.
+
+Paths that differ between machines (the repo, the Python interpreter) are
+replaced by placeholders; the job spec inside the AM's environment is
+decoded so that a change to it shows up as data, not as base64.
+Regenerate after an intended change: python tests/unit/test_example_plans.py
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tfyarn import protocol
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).parent / "golden"
+EXAMPLES = ["tensorflow/ps_strategy", "tensorflow/multi_worker_mirrored", "pytorch/ddp"]
+
+
+def dry_run(example: str) -> str:
+    env = {**os.environ, "TFYARN": f"{sys.executable} -m tfyarn", "TFYARN_SUBMIT_FLAGS": "--dry-run",
+           "HADOOP_CONF_DIR": "/nonexistent"}  # a dry run must not need a cluster
+    proc = subprocess.run(["bash", str(ROOT / "examples" / example / "submit.sh")], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def normalized(text: str) -> str:
+    doc = yaml.safe_load(text)
+    doc["master"]["env"][protocol.ENV_JOB] = protocol.decode_env(doc["master"]["env"][protocol.ENV_JOB])
+    doc["tags"] = sorted(doc["tags"])
+    out = json.dumps(doc, indent=1, sort_keys=True)
+    return out.replace(str(ROOT), "<repo>").replace(sys.executable, "<python>")
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_example_plan_matches_golden(example):
+    text = dry_run(example)
+    assert text.startswith("# tfyarn job")  # the human summary comes first
+    golden = GOLDEN / f"{example.replace('/', '_')}.json"
+    assert normalized(text) == golden.read_text()
+
+
+if __name__ == "__main__":
+    for ex in EXAMPLES:
+        (GOLDEN / f"{ex.replace('/', '_')}.json").write_text(normalized(dry_run(ex)))
+        print("wrote", ex)
