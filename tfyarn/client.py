@@ -149,8 +149,8 @@ class Client:
         if running and task.get("node_http_address") and task.get("yarn_container_id"):
             raw = _get(f"http://{task['node_http_address']}/ws/v1/node/containerlogs/"
                        f"{task['yarn_container_id']}/{filename}")
-            if raw is not None:
-                return raw.decode(errors="replace")
+            if raw is not None:  # the same framing as `yarn logs`
+                return _log_contents(raw.decode(errors="replace"))
         if not task.get("yarn_container_id"):
             return None
         text = self._yarn_logs(app_id, "-containerId", task["yarn_container_id"], "-log_files", filename)

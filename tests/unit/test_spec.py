@@ -75,3 +75,50 @@ def test_command_must_be_a_list():
     d["command"] = "python x.py"
     with pytest.raises(SpecError, match="list of arguments"):
         JobSpec.from_dict(d)
+
+
+def tf(**roles):
+    return JobSpec(name="j", command=("python", "chief.py"), framework="tensorflow",
+                   roles={r: RoleSpec(r, n) for r, n in roles.items()}).validate()
+
+
+def test_ps_strategy_defaults_servers_and_lets_the_chief_decide():
+    from tfyarn.spec import TF_SERVER_COMMAND
+
+    job = tf(chief=1, worker=2, ps=1, evaluator=1)
+    assert job.ps_mode
+    assert job.command_for("ps") == job.command_for("worker") == TF_SERVER_COMMAND
+    assert job.command_for("chief") == job.command_for("evaluator") == ("python", "chief.py")
+    assert job.required_roles() == {"chief"} and job.tolerated_roles() == {"evaluator"}
+
+
+def test_multi_worker_tf_runs_the_command_everywhere_and_needs_every_worker():
+    job = tf(worker=2)
+    assert not job.ps_mode and job.command_for("worker") == ("python", "chief.py")
+    assert job.required_roles() == {"worker"}
+
+
+def test_a_role_command_overrides_the_default():
+    job = JobSpec(name="j", command=("python", "c.py"), framework="tensorflow",
+                  roles={"chief": RoleSpec("chief", 1), "ps": RoleSpec("ps", 1, command=("python", "myps.py"))})
+    assert job.validate().command_for("ps") == ("python", "myps.py")
+
+
+def test_pytorch_processes_default_to_gpus():
+    assert RoleSpec("worker", 2, gpus=4).processes == 4
+    assert RoleSpec("worker", 2).processes == 1
+    assert RoleSpec("worker", 2, gpus=4, nproc_per_node=2).processes == 2
+
+
+def test_admission_names_the_limit():
+    from tfyarn.admission import NodeCapacity, check_fits
+
+    nodes = [NodeCapacity("a", 8192, 8, 4), NodeCapacity("b", 16384, 4, 0)]
+    ok = JobSpec(name="j", command=("x",), roles={"worker": RoleSpec("worker", 9, memory_mb=16384, gpus=4)})
+    check_fits(ok.validate(), nodes)  # per container, not in total: each fits some node
+    with pytest.raises(SpecError, match="roles.worker.gpus: each worker container asks 5 GPU.* offers 4"):
+        check_fits(JobSpec(name="j", command=("x",), roles={"worker": RoleSpec("worker", 1, gpus=5)}), nodes)
+    with pytest.raises(SpecError, match="roles.worker.memory_mb: .* asks 20000 MiB .* offers 16384"):
+        check_fits(JobSpec(name="j", command=("x",), roles={"worker": RoleSpec("worker", 1, memory_mb=20000)}), nodes)
+    with pytest.raises(SpecError, match="no RUNNING NodeManager"):
+        check_fits(ok, [])

@@ -63,14 +63,23 @@ def load_conf(path: Path | None) -> dict[str, Any]:
     return doc
 
 
+def reworded(err: SpecError, flagged: dict[str, str]) -> SpecError:
+    """A SpecError about a key that a flag set names the flag; other keys get their flag as a hint."""
+    key, sep, rest = str(err).partition(": ")
+    if sep and key in flagged:
+        return SpecError(f"{flagged[key]}: {rest}")
+    if sep and key in FLAG_KEYS:
+        return SpecError(f"{key} ({FLAG_KEYS[key]}): {rest}")
+    return err
+
+
 def build_spec(conf: Path | None, given: dict[str, Any], sets: tuple[tuple[str, str], ...],
-               command: tuple[str, ...]) -> JobSpec:
+               command: tuple[str, ...], flagged: dict[str, str]) -> JobSpec:
     """The job from file, flags given on the command line, and --set overrides, in that order.
 
-    SpecErrors about a key that a flag set are reworded to name the flag.
+    Fills ``flagged`` (key -> flag) for the keys that flags set.
     """
     doc = load_conf(conf)
-    flagged: dict[str, str] = {}
     for param, value in given.items():
         key = _PARAM_KEYS[param]
         if param in ("env",):
@@ -89,15 +98,7 @@ def build_spec(conf: Path | None, given: dict[str, Any], sets: tuple[tuple[str, 
         roles["worker"] = {"instances": 1}  # --num-workers' default
     first = (doc.get("command") or ["job"])[0]
     doc.setdefault("name", f"tfyarn-{os.path.basename(str(first))}")
-    try:
-        return JobSpec.from_dict(doc)
-    except SpecError as e:
-        key, sep, rest = str(e).partition(": ")
-        if sep and key in flagged:
-            raise SpecError(f"{flagged[key]}: {rest}") from None
-        if sep and key in FLAG_KEYS:
-            raise SpecError(f"{key} ({FLAG_KEYS[key]}): {rest}") from None
-        raise
+    return JobSpec.from_dict(doc)
 
 
 def _role_options(f: Any) -> Any:
@@ -166,7 +167,11 @@ def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets
     given = {k: v for k, v in opts.items()
              if ctx.get_parameter_source(k) != click.core.ParameterSource.DEFAULT}
     given = {k: v for k, v in given.items() if not (k in ("chief", "evaluator") and v == 0)}
-    spec = build_spec(conf, given, sets, command)
+    flagged: dict[str, str] = {}
+    try:
+        spec = build_spec(conf, given, sets, command, flagged)
+    except SpecError as e:
+        raise reworded(e, flagged) from None
     if dry_run:
         from tfyarn.plan import PlanContext, plan
 
@@ -180,7 +185,10 @@ def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets
     from tfyarn.client import Client
 
     with Client() as client:
-        app_id = client.submit(spec)
+        try:
+            app_id = client.submit(spec)
+        except SpecError as e:  # the cluster cannot run it: named by the flag that asked
+            raise reworded(e, flagged) from None
         rep = client.report(app_id)
         click.echo(f"Submitted {app_id} ({spec.name}: {spec.framework}, {spec.num_tasks} task(s), "
                    f"queue {spec.queue})")

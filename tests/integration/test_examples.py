@@ -1,0 +1,90 @@
+"""The three examples, run by their own submit.sh on the real cluster, checked for real distributed training."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from
+
+RUNS = {"ps": "tensorflow/ps_strategy", "mwms": "tensorflow/multi_worker_mirrored", "ddp": "pytorch/ddp"}
+SMALL = {"ps": ["--epochs", "3", "--steps-per-epoch", "20"], "mwms": ["--epochs", "3"], "ddp": ["--epochs", "4"]}
+
+
+def results(app_id: str, expected: int, timeout_s: float = 60) -> list[dict]:
+    """The TFYARN_RESULT lines of a finished job, once YARN has aggregated its logs."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        out = subprocess.run([*TFYARN, "logs", app_id], capture_output=True, text=True).stdout
+        found = [json.loads(l.split(" ", 1)[1]) for l in out.splitlines() if l.startswith("TFYARN_RESULT ")]
+        if len(found) >= expected or time.monotonic() > deadline:
+            return found
+        time.sleep(2)
+
+
+@pytest.fixture(scope="module")
+def runs(cluster, tmp_path_factory) -> dict[str, dict]:
+    """All three examples submitted side by side, each followed to its end."""
+    env = {**os.environ, "TFYARN": f"{sys.executable} -m tfyarn"}
+    procs = {}
+    for key, example in RUNS.items():
+        model_dir = tmp_path_factory.mktemp(key) / "model"
+        procs[key] = (model_dir, subprocess.Popen(
+            ["bash", str(EXAMPLES / example / "submit.sh"), "--model-dir", str(model_dir), *SMALL[key]],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    out = {}
+    for key, (model_dir, proc) in procs.items():
+        stdout, stderr = proc.communicate(timeout=900)
+        out[key] = {"rc": proc.returncode, "stdout": stdout, "stderr": stderr, "model_dir": model_dir,
+                    "app": app_id_from(stdout + stderr)}
+    return out
+
+
+def test_ps_strategy_trains_with_variables_on_the_ps(runs, yarn_apps):
+    run = runs["ps"]
+    yarn_apps.append(run["app"])
+    assert run["rc"] == 0, run["stdout"] + run["stderr"]
+    assert "SUCCEEDED: all 1 chief task(s) succeeded" in run["stdout"]
+    [res] = results(run["app"], 1)
+    assert res["variable_devices"] and all(d.startswith("/job:ps/") for d in res["variable_devices"])
+    assert res["num_workers"] == 2 and res["num_ps"] == 1
+    assert res["losses"][-1] < 0.5 * res["losses"][0], res["losses"]
+    model = Path(run["model_dir"])
+    assert (model / "saved_model" / "saved_model.pb").exists()
+    assert list((model / "ckpt").glob("ckpt-1.index"))
+
+
+def test_multi_worker_mirrored_trains_on_both_workers(runs, yarn_apps):
+    run = runs["mwms"]
+    yarn_apps.append(run["app"])
+    assert run["rc"] == 0, run["stdout"] + run["stderr"]
+    found = results(run["app"], 2)
+    assert sorted(r["task"]["index"] for r in found) == [0, 1]
+    assert all(r["num_replicas_in_sync"] == 2 for r in found)
+    # Mirrored training: both workers end with the same weights and the same loss history.
+    assert found[0]["weights_sum"] == pytest.approx(found[1]["weights_sum"], rel=1e-6)
+    assert found[0]["losses"] == pytest.approx(found[1]["losses"], rel=1e-6)
+    assert found[0]["losses"][-1] < found[0]["losses"][0]
+    assert (Path(run["model_dir"]) / "saved_model" / "saved_model.pb").exists()
+
+
+def test_ddp_all_reduces_over_disjoint_shards(runs, yarn_apps):
+    run = runs["ddp"]
+    yarn_apps.append(run["app"])
+    assert run["rc"] == 0, run["stdout"] + run["stderr"]
+    found = sorted(results(run["app"], 2), key=lambda r: r["rank"])
+    assert [r["rank"] for r in found] == [0, 1]
+    assert all(r["world_size"] == 2 and r["env_world_size"] == "2" for r in found)
+    assert len({r["master"] for r in found}) == 1
+    shard0, shard1 = (set(r["shard_epoch0"]) for r in found)
+    assert shard0 and shard1 and not shard0 & shard1
+    assert shard0 | shard1 == set(range(1024))
+    # Ranks started from different random weights; identical parameters now mean DDP synchronised them.
+    assert found[0]["params_head"] == found[1]["params_head"]
+    assert found[0]["losses"][-1] < found[0]["losses"][0]
+    assert (Path(run["model_dir"]) / "model.pt").exists()
