@@ -1,15 +1,17 @@
 # tfyarn developer entry points. Needs Java 17+, Maven and Python 3.11+ on PATH.
 PYTHON ?= python3
 VENV   ?= .venv
-PY     := $(VENV)/bin/python
+PY     := $(CURDIR)/$(VENV)/bin/python
 TFYARN := $(PY) -m tfyarn
 
 .PHONY: demo test unit integration up down venv clean
 
-# Everything from nothing to a SUCCEEDED YARN application on the local cluster.
+# Everything from nothing to a SUCCEEDED distributed training job on the local cluster:
+# TF2 ParameterServerStrategy, 1 chief + 2 workers + 1 ps (examples/tensorflow/ps_strategy).
+DEMO_MODEL ?= $(CURDIR)/build/demo-model
 demo: up
-	$(TFYARN) submit --name tfyarn-demo --num-workers 2 --worker-memory 512m --wait \
-		--file examples/hello.py -- python hello.py
+	TFYARN="$(TFYARN)" bash examples/tensorflow/ps_strategy/submit.sh --model-dir $(DEMO_MODEL)
+	@echo "Model (checkpoint + SavedModel): $(DEMO_MODEL)"
 
 # The whole test suite (unit + integration on the real local cluster). CI runs this.
 test: up
@@ -17,6 +19,9 @@ test: up
 
 unit: $(VENV)/.installed
 	$(PY) -m pytest tests/unit -ra
+
+integration: up
+	$(PY) -m pytest tests/integration -ra
 
 up: $(VENV)/.installed
 	$(TFYARN) cluster up
@@ -29,7 +34,8 @@ venv: $(VENV)/.installed
 $(VENV)/.installed: setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade --quiet pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	@echo 'Installing tfyarn with TensorFlow (CPU) and PyTorch: large on a cold pip cache...'
+	$(PY) -m pip install --progress-bar off -e '.[test,tensorflow,pytorch]'
 	touch $@
 
 clean: down
