@@ -31,7 +31,7 @@ def test_job_succeeds(finished, yarn_apps):
     rc, out, err, app = finished["ok"]
     yarn_apps.append(app)
     assert rc == 0, out + err
-    assert f"{app} SUCCEEDED: all 2 task(s) succeeded" in out
+    assert f"{app} SUCCEEDED: all 2 worker task(s) succeeded" in out
     assert "Tracking URL: http://" in out
 
 
