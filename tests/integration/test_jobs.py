@@ -2,6 +2,7 @@
 import json
 import subprocess
 import sys
+import time
 import urllib.request
 
 import pytest
@@ -88,3 +89,37 @@ def test_status_and_kill_commands(yarn_apps):
     assert kill.returncode == 0, kill.stderr
     st = subprocess.run([*TFYARN, "status", "--json", app], capture_output=True, text=True)
     assert json.loads(st.stdout)["state"] == "KILLED"
+
+
+SHOW_TF_CONFIG = "import os, time; print('TF_CONFIG=' + os.environ['TF_CONFIG'], flush=True); time.sleep(2)"
+
+
+def test_tf_config_and_a_failing_evaluator_that_does_not_fail_the_job(cluster, yarn_apps):
+    res = subprocess.run([*TFYARN, "submit", "--framework", "tensorflow", "--chief", "--num-workers", "1",
+                          "--evaluator", "--chief-memory", "512m", "--worker-memory", "512m",
+                          "--evaluator-memory", "512m", "--set",
+                          "roles.evaluator.command=[python, -c, 'import sys; sys.exit(9)']",
+                          "--wait", "--", "python", "-c", SHOW_TF_CONFIG],
+                         capture_output=True, text=True, timeout=300)
+    app = app_id_from(res.stdout + res.stderr)
+    yarn_apps.append(app)
+    assert res.returncode == 0, res.stdout + res.stderr
+    logs = subprocess.run([*TFYARN, "logs", app, "--task", "chief:0"], capture_output=True, text=True).stdout
+    cfg = json.loads(next(l for l in logs.splitlines() if l.startswith("TF_CONFIG=")).split("=", 1)[1])
+    assert cfg["task"] == {"type": "chief", "index": 0}
+    assert set(cfg["cluster"]) == {"chief", "worker"}  # the evaluator is not part of the cluster
+    assert all(":" in a for addrs in cfg["cluster"].values() for a in addrs)
+
+
+def test_failing_chief_fails_at_once_and_stops_the_parameter_server(cluster, yarn_apps):
+    t0 = time.monotonic()
+    res = subprocess.run([*TFYARN, "submit", "--framework", "tensorflow", "--chief", "--num-workers", "0",
+                          "--num-ps", "1", "--chief-memory", "512m", "--ps-memory", "1g", "--wait", "--",
+                          "python", "-c", "import sys; print('chief gives up', file=sys.stderr); sys.exit(7)"],
+                         capture_output=True, text=True, timeout=300)
+    app = app_id_from(res.stdout + res.stderr)
+    yarn_apps.append(app)
+    assert res.returncode == 4, res.stdout + res.stderr
+    assert f"{app} FAILED: task chief:0 failed (exit code 7)" in res.stdout
+    assert "chief gives up" in res.stdout
+    assert time.monotonic() - t0 < 120  # decided by the chief, not by the never-ending ps
