@@ -1,9 +1,10 @@
 """The executor: the first process of every task container.
 
-Its life reads top to bottom: learn who it is, reserve a port and register
-it with the AM, wait until every task of the job has registered (gang),
-build the framework's environment, release the port, run the user's
-command, report how it ended, exit with the command's code.
+Its life reads top to bottom: learn who it is, stage its inputs, reserve a
+port and register it with the AM, wait until every task of the job has
+registered (gang), build the framework's environment, release the port,
+run the user's command, publish its outputs, report how it ended, exit
+with the command's code.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import time
 import skein
 
 from appmaster import process, runtimes
+from appmaster.staging import StagingPlan, publish_outputs, stage_inputs
 from tfyarn import protocol
 
 
@@ -46,6 +48,15 @@ def task_env(base: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def report_exit(app: skein.ApplicationClient, role: str, index: int, outcome: process.Outcome) -> int:
+    """The exit record the AM decides on, then the code to exit with."""
+    app.kv[protocol.kv_task_exit(role, index)] = json.dumps(
+        {"code": outcome.exit_code, "stderr_tail": outcome.stderr_tail, "time": time.time()}).encode()
+    print(f"tfyarn: {protocol.task_name(role, index)} exited with code {outcome.exit_code}",
+          file=sys.stderr, flush=True)
+    return outcome.exit_code
+
+
 def main() -> int:
     role = os.environ[protocol.ENV_ROLE]
     index = int(os.environ[protocol.ENV_TASK_INDEX])
@@ -54,14 +65,22 @@ def main() -> int:
     command = protocol.decode_env(os.environ[protocol.ENV_COMMAND])
     name = protocol.task_name(role, index)
     app = skein.ApplicationClient.from_current()
+    staging = StagingPlan.from_env(os.environ.get(protocol.ENV_STAGING))
+    workdir = os.getcwd()
+    try:
+        input_env, staging_s = stage_inputs(staging, workdir)
+    except Exception as e:  # the command never runs on partial data
+        msg = f"staging inputs failed: {type(e).__name__}: {e}"
+        print(f"tfyarn: {msg}", file=sys.stderr, flush=True)
+        return report_exit(app, role, index, process.Outcome(protocol.EXIT_STAGING_FAILED, msg))
 
     sock = reserve_port()
     address = f"{advertised_host()}:{sock.getsockname()[1]}"
-    app.kv[protocol.kv_task_addr(role, index)] = address.encode()
+    app.kv[protocol.kv_task_addr(role, index)] = json.dumps({"address": address, "staging_s": staging_s}).encode()
     print(f"tfyarn: {name} registered {address}; waiting for the other tasks", file=sys.stderr, flush=True)
     view = json.loads(app.kv.wait(protocol.KV_CLUSTER))
 
-    extra = runtimes.framework_env(framework, role, index, view, nproc)
+    extra = {**input_env, **runtimes.framework_env(framework, role, index, view, nproc)}
     if framework == "pytorch":
         command = runtimes.pytorch_command(command, index, view, nproc, app.id)
     if framework != "tensorflow":
@@ -71,10 +90,14 @@ def main() -> int:
     print(f"tfyarn: {name} at {address} runs: {' '.join(command)}", file=sys.stderr, flush=True)
     outcome = process.run(command, task_env(dict(os.environ), extra))
     sock.close()
-    app.kv[protocol.kv_task_exit(role, index)] = json.dumps(
-        {"code": outcome.exit_code, "stderr_tail": outcome.stderr_tail, "time": time.time()}).encode()
-    print(f"tfyarn: {name} exited with code {outcome.exit_code}", file=sys.stderr, flush=True)
-    return outcome.exit_code
+    if outcome.exit_code == 0 and staging.outputs:
+        try:
+            publish_outputs(staging, workdir, app.id)
+        except Exception as e:
+            msg = f"publishing outputs failed: {type(e).__name__}: {e}"
+            print(f"tfyarn: {msg}", file=sys.stderr, flush=True)
+            outcome = process.Outcome(protocol.EXIT_OUTPUT_FAILED, msg)
+    return report_exit(app, role, index, outcome)
 
 
 if __name__ == "__main__":

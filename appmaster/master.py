@@ -18,6 +18,7 @@ from typing import Any
 
 import skein
 
+from appmaster.staging import StagingPlan
 from appmaster.tasks import TaskTable
 from tfyarn import protocol
 from tfyarn.spec import JobSpec
@@ -25,6 +26,17 @@ from tfyarn.status import TaskState
 
 POLL_S = 0.25
 _ALL_STATES = ["WAITING", "REQUESTED", "RUNNING", "SUCCEEDED", "FAILED", "KILLED"]
+
+
+def staging_plan(job: JobSpec, role: str, index: int) -> StagingPlan:
+    """What one task downloads and publishes: all inputs (workers' sharded ones in slices), its outputs."""
+    mine = protocol.task_name(role, index)
+    return StagingPlan(
+        inputs=tuple({"src": i.src, "dest": i.local_dir, "mode": i.mode} for i in job.inputs),
+        shard=(index, job.count("worker")) if role == "worker" else None,
+        outputs=tuple({"src": o.src, "dest": o.dest} for o in job.outputs if job.output_task(o) == mine),
+        overwrite=job.overwrite, download_threads=job.download_threads, upload_threads=job.upload_threads,
+    )
 
 
 def request_containers(app: skein.ApplicationClient, job: JobSpec, table: TaskTable) -> None:
@@ -38,6 +50,7 @@ def request_containers(app: skein.ApplicationClient, job: JobSpec, table: TaskTa
             protocol.ENV_APP_ID: app.id,
             protocol.ENV_FRAMEWORK: job.framework,
             protocol.ENV_NPROC_PER_NODE: str(role.processes),
+            protocol.ENV_STAGING: staging_plan(job, task.role, task.index).to_env(),
         }
         container = app.add_container(task.role, env=env)
         task.container_id = container.id
@@ -63,9 +76,10 @@ def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
         if task.state.is_terminal():
             task.exit_message = c.exit_message or ""
     for task in table.tasks:
-        addr = kv.get(protocol.kv_task_addr(task.role, task.index))
-        if addr and not task.address:
-            task.address = addr.decode()
+        reg = kv.get(protocol.kv_task_addr(task.role, task.index))
+        if reg and not task.address:
+            record = json.loads(reg)
+            task.address, task.staging_s = record["address"], record["staging_s"]
         raw = kv.get(protocol.kv_task_exit(task.role, task.index))
         if raw and task.exit_code is None:
             record = json.loads(raw)
@@ -77,7 +91,8 @@ def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
 def status_doc(app_id: str, job: JobSpec, table: TaskTable, state: str, diagnostics: str = "") -> dict[str, Any]:
     """The job's status as data: what `tfyarn status` shows per task."""
     return {"app_id": app_id, "name": job.name, "framework": job.framework, "state": state,
-            "diagnostics": diagnostics, "time": time.time(), "tasks": [t.to_dict() for t in table.tasks]}
+            "diagnostics": diagnostics, "time": time.time(), "tasks": [t.to_dict() for t in table.tasks],
+            "outputs": [{"src": o.src, "dest": o.dest, "task": job.output_task(o)} for o in job.outputs]}
 
 
 def run(app: skein.ApplicationClient, job: JobSpec) -> tuple[str, str, TaskTable]:

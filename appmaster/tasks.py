@@ -26,6 +26,7 @@ class Task:
     host: str = ""
     node_http_address: str = ""
     address: str = ""  # host:port it registered
+    staging_s: float | None = None  # seconds its inputs took to download
     exit_code: int | None = None
     stderr_tail: str = ""
     exit_message: str = ""
@@ -55,12 +56,6 @@ class TaskTable:
     def by_container(self, container_id: str) -> Task | None:
         for t in self.tasks:
             if t.container_id == container_id:
-                return t
-        return None
-
-    def get(self, role: str, index: int) -> Task | None:
-        for t in self.tasks:
-            if t.role == role and t.index == index:
                 return t
         return None
 

@@ -87,6 +87,10 @@ class Client:
         nodes = self.nodes()
         if nodes is not None:
             check_fits(spec, nodes)
+        if spec.inputs or spec.outputs:
+            from tfyarn.preflight import check_paths  # pyarrow and hdfs-native load only when needed
+
+            check_paths(spec, self.hadoop.conf_dir)
         app_spec = plan(spec, PlanContext.for_spec(spec))
         with _skein_errors():
             return self._skein.submit(app_spec)

@@ -4,6 +4,7 @@
     ├── SpecError               a job spec is invalid (exit 2: usage)
     ├── ClusterError            the local cluster cannot be set up, started or stopped
     ├── UnreachableError        the ResourceManager or HDFS cannot be reached
+    ├── StorageError            a copy failed after its retries, or a path is not what it must be
     └── JobFailed               a followed job ended in a state other than SUCCEEDED
 
 Each message is one line that says what is wrong and how to fix it.
@@ -37,3 +38,7 @@ class JobFailed(TfyarnError):
     """The job ended FAILED or KILLED."""
 
     exit_code = 4
+
+
+class StorageError(TfyarnError):
+    """A copy failed after its retries, or a path is not what it must be."""

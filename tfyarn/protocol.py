@@ -26,11 +26,13 @@ ENV_COMMAND = "TFYARN_COMMAND"  # the user's argv, encode_env()d
 ENV_APP_ID = "TFYARN_APP_ID"
 ENV_FRAMEWORK = "TFYARN_FRAMEWORK"
 ENV_NPROC_PER_NODE = "TFYARN_NPROC_PER_NODE"  # pytorch: processes in this container
+ENV_STAGING = "TFYARN_STAGING"  # this task's inputs, shard and outputs, encode_env()d
 
-# Set by the executor on the user process, per framework (the frameworks' own names).
-ENV_TF_CONFIG = "TF_CONFIG"
-TORCH_ENV = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
-             "GROUP_RANK", "NODE_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE")
+# --- set by the executor on the user process ----------------------------------
+ENV_INPUT = "TFYARN_INPUT"  # absolute local dir of the first --input
+ENV_INPUTS = "TFYARN_INPUTS"  # every input's local dir, os.pathsep-separated
+# The frameworks' own variables (TF_CONFIG, torchrun's MASTER_ADDR, RANK, ...) are
+# built in one place, appmaster.runtimes, under the names the frameworks define.
 
 
 
@@ -83,5 +85,7 @@ def kv_task_started(role: str, index: int) -> str:
 
 # Executor exit codes that are not the user command's own.
 EXIT_EXECUTOR_ERROR = 120  # the executor itself failed before or around the user command
+EXIT_STAGING_FAILED = 121  # inputs could not be staged: the user command never started
+EXIT_OUTPUT_FAILED = 122  # the command succeeded but its outputs could not be published
 EXIT_COMMAND_NOT_FOUND = 127  # as a shell reports it
 STDERR_TAIL_LINES = 20  # lines of a failed task's stderr carried into diagnostics

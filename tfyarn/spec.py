@@ -7,7 +7,6 @@ cluster; ``tfyarn.plan`` turns a valid spec into a YARN application.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import asdict, dataclass, field, fields
@@ -52,6 +51,33 @@ def _check_str(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise SpecError(f"{what}: expected a string, got {value!r}")
     return value
+
+
+def _list(values: dict[str, Any], key: str) -> list[Any]:
+    value = values.get(key) or []
+    if not isinstance(value, (list, tuple)):
+        raise SpecError(f"{key}: expected a list")
+    return list(value)
+
+
+def _sub(cls: Any, data: Any, where: str) -> Any:
+    """An InputSpec/OutputSpec from a mapping (or from the "SRC:DEST" short form)."""
+    if isinstance(data, str):
+        if cls is InputSpec:  # REMOTE[:LOCAL]
+            src, dest = split_pair(data)
+        else:  # LOCAL:REMOTE
+            src, sep, dest = data.partition(":")
+            if not sep:
+                raise SpecError(f"{where}: {data!r} is not LOCAL_DIR:URI, e.g. ./model:hdfs:///models/run1")
+        data = {"src": src, "dest": dest}
+    if not isinstance(data, dict):
+        raise SpecError(f"{where}: expected a mapping or SRC:DEST, got {data!r}")
+    _check_keys(data, cls, where)
+    try:
+        return cls(**data)
+    except TypeError:
+        missing = [f.name for f in fields(cls) if f.name not in data]
+        raise SpecError(f"{where}: missing key(s) {', '.join(missing)}") from None
 
 
 def _check_keys(data: dict[str, Any], cls: type, where: str) -> None:
@@ -104,6 +130,62 @@ class RoleSpec:
         return role
 
 
+INPUT_MODES = ("copy", "shard")
+_PORT_AFTER_COLON = re.compile(r"^\d+(/|$)")
+
+
+def split_pair(text: str) -> tuple[str, str]:
+    """``hdfs:///data:./data`` -> ("hdfs:///data", "./data"); a port or ``://`` is not a split point."""
+    head, sep, tail = text.rpartition(":")
+    if not sep or not tail or "/" not in head or tail.startswith("//") or _PORT_AFTER_COLON.match(tail):
+        return text, ""
+    return head, tail
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """Data staged into containers before the user process starts.
+
+    ``copy``: every container gets all files. ``shard``: each worker task gets
+    a disjoint slice of the sorted file list (other roles get all files).
+    """
+
+    src: str  # hdfs:// viewfs:// file:// URI or local path
+    dest: str = ""  # local dir in the container; default inputs/<basename of src>
+    mode: str = "copy"
+
+    @property
+    def local_dir(self) -> str:
+        return self.dest or os.path.join("inputs", os.path.basename(self.src.rstrip("/")) or "data")
+
+    def validate(self, where: str) -> None:
+        from tfyarn.storage.uri import parse_uri  # pure parsing; no filesystem is touched
+
+        parse_uri(_check_str(self.src, f"{where}.src"), f"{where}.src")
+        if os.path.isabs(_check_str(self.dest, f"{where}.dest")) or ".." in self.dest.split("/"):
+            raise SpecError(f"{where}.dest: {self.dest!r} must be a relative path inside the container")
+        if self.mode not in INPUT_MODES:
+            raise SpecError(f"{where}.mode: {self.mode!r} is not one of {', '.join(INPUT_MODES)}")
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """A local dir a task writes, published to ``dest`` when the task succeeds."""
+
+    src: str  # relative path in the container, e.g. ./model
+    dest: str  # hdfs:// viewfs:// file:// URI
+    task: str = ""  # which task uploads, ROLE:INDEX; default chief:0, else worker:0
+
+    def validate(self, where: str) -> None:
+        from tfyarn.storage.uri import parse_uri
+
+        if os.path.isabs(_check_str(self.src, f"{where}.src")) or ".." in self.src.split("/"):
+            raise SpecError(f"{where}.src: {self.src!r} must be a relative path inside the container")
+        parse_uri(_check_str(self.dest, f"{where}.dest"), f"{where}.dest")
+        if self.task and not re.match(r"^[A-Za-z][A-Za-z0-9_-]*:\d+$", _check_str(self.task, f"{where}.task")):
+            raise SpecError(f"{where}.task: {self.task!r} is not ROLE:INDEX, e.g. chief:0")
+
+
 def _str_list(value: Any, what: str) -> tuple[str, ...]:
     if isinstance(value, str):
         raise SpecError(f"{what}: give the command as a list of arguments, not one string")
@@ -129,6 +211,11 @@ class JobSpec:
     am_memory_mb: int = 768
     max_attempts: int = 1
     evaluator_may_fail: bool = True  # tensorflow: a failed evaluator does not fail the job
+    inputs: tuple[InputSpec, ...] = ()
+    outputs: tuple[OutputSpec, ...] = ()
+    overwrite: bool = False  # outputs may replace what exists at their destination
+    download_threads: int = 10  # per container (XLearning's download.thread.nums)
+    upload_threads: int = 10
 
     def validate(self) -> JobSpec:
         """Raise SpecError naming the first field that is wrong; return self."""
@@ -168,6 +255,17 @@ class JobSpec:
         if dupes:
             raise SpecError(f"files: two files would land as {dupes[0]!r} in the container; rename one")
         _check_int(self.am_memory_mb, "am_memory_mb", MIN_MEMORY_MB)
+        _check_int(self.download_threads, "download_threads", 1)
+        _check_int(self.upload_threads, "upload_threads", 1)
+        if not isinstance(self.overwrite, bool):
+            raise SpecError(f"overwrite: expected true or false, got {self.overwrite!r}")
+        for i, inp in enumerate(self.inputs):
+            inp.validate(f"inputs[{i}]")
+        for i, out in enumerate(self.outputs):
+            out.validate(f"outputs[{i}]")
+            role, _, index = self.output_task(out).partition(":")
+            if self.count(role) <= int(index):
+                raise SpecError(f"outputs[{i}].task: the job has no task {self.output_task(out)}")
         _check_int(self.max_attempts, "max_attempts", 1)
         return self
 
@@ -193,6 +291,10 @@ class JobSpec:
             return TF_SERVER_COMMAND
         return self.command
 
+    def output_task(self, out: OutputSpec) -> str:
+        """The task that uploads ``out``: as given, else the chief, else worker 0."""
+        return out.task or ("chief:0" if self.count("chief") else "worker:0")
+
     def required_roles(self) -> frozenset[str]:
         """Roles whose every task must exit 0 for the job to succeed."""
         if self.ps_mode:
@@ -211,6 +313,8 @@ class JobSpec:
         d["command"] = list(self.command)
         d["tags"] = list(self.tags)
         d["files"] = list(self.files)
+        d["inputs"] = [asdict(i) for i in self.inputs]
+        d["outputs"] = [asdict(o) for o in self.outputs]
         d["roles"] = {n: {k: (list(v) if k == "command" else v) for k, v in asdict(r).items() if k != "name"}
                       for n, r in self.roles.items()}
         return d
@@ -228,6 +332,9 @@ class JobSpec:
         values["command"] = _str_list(values.get("command", ()), "command")
         values["tags"] = _str_list(values.get("tags", ()), "tags")
         values["files"] = _str_list(values.get("files", ()), "files")
+        values["inputs"] = tuple(_sub(InputSpec, x, f"inputs[{i}]") for i, x in enumerate(_list(values, "inputs")))
+        values["outputs"] = tuple(_sub(OutputSpec, x, f"outputs[{i}]")
+                                  for i, x in enumerate(_list(values, "outputs")))
         if "am_memory_mb" in values:
             values["am_memory_mb"] = parse_memory(values["am_memory_mb"], "am_memory_mb")
         env = values.get("env", {}) or {}
@@ -237,13 +344,6 @@ class JobSpec:
         if "name" not in values:
             raise SpecError("name: missing")
         return cls(**values).validate()
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> JobSpec:
-        return cls.from_dict(json.loads(text))
 
 
 TF_ROLES = ("chief", "worker", "ps", "evaluator")

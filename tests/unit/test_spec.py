@@ -27,10 +27,12 @@ def job(**kw):
     return JobSpec(**base)
 
 
-def test_valid_job_round_trips_through_dict_and_json():
-    j = job(env={"A": "1"}, tags=("t",)).validate()
+def test_valid_job_round_trips_through_dict_and_the_am_env():
+    from tfyarn import protocol
+
+    j = job(env={"A": "1"}, tags=("t",), files=("a.py",)).validate()
     assert JobSpec.from_dict(j.to_dict()) == j
-    assert JobSpec.from_json(j.to_json()) == j
+    assert JobSpec.from_dict(protocol.decode_env(protocol.encode_env(j.to_dict()))) == j
 
 
 @pytest.mark.parametrize("kw,msg", [

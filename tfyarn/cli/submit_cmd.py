@@ -17,7 +17,7 @@ import yaml
 
 from tfyarn.cli.params import KEY_VALUE, MEMORY
 from tfyarn.errors import JobFailed, SpecError
-from tfyarn.spec import FRAMEWORKS, JobSpec
+from tfyarn.spec import FRAMEWORKS, INPUT_MODES, JobSpec, split_pair
 
 ROLES = ("chief", "worker", "ps", "evaluator")
 
@@ -26,6 +26,8 @@ FLAG_KEYS: dict[str, str] = {
     "name": "--name", "framework": "--framework", "queue": "--queue", "node_label": "--node-label",
     "env": "--env", "files": "--file", "tags": "--tag", "am_memory_mb": "--am-memory",
     "max_attempts": "--max-attempts", "evaluator_may_fail": "--evaluator-may-fail",
+    "inputs": "--input", "outputs": "--output", "overwrite": "--overwrite",
+    "download_threads": "--download-threads", "upload_threads": "--upload-threads",
     "roles.worker.instances": "--num-workers", "roles.ps.instances": "--num-ps",
     "roles.chief.instances": "--chief", "roles.evaluator.instances": "--evaluator",
     "roles.worker.nproc_per_node": "--nproc-per-node",
@@ -33,7 +35,9 @@ FLAG_KEYS: dict[str, str] = {
        for k, f in (("memory_mb", "memory"), ("vcores", "vcores"), ("gpus", "gpus"), ("node_label", "node-label"))},
 }
 _PARAM_KEYS = {flag.lstrip("-").replace("-", "_"): key for key, flag in FLAG_KEYS.items()}
-_PARAM_KEYS.update({"file": "files", "tag": "tags"})
+_PARAM_KEYS.update({"file": "files", "tag": "tags", "input": "inputs", "output": "outputs"})
+# list keys whose flags add to what the YAML file already has
+_APPENDED = ("file", "tag", "input", "output")
 
 
 def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
@@ -66,15 +70,19 @@ def load_conf(path: Path | None) -> dict[str, Any]:
 def reworded(err: SpecError, flagged: dict[str, str]) -> SpecError:
     """A SpecError about a key that a flag set names the flag; other keys get their flag as a hint."""
     key, sep, rest = str(err).partition(": ")
-    if sep and key in flagged:
-        return SpecError(f"{flagged[key]}: {rest}")
-    if sep and key in FLAG_KEYS:
-        return SpecError(f"{key} ({FLAG_KEYS[key]}): {rest}")
+    if not sep:
+        return err
+    for k in (key, key.split("[")[0]):  # inputs[0].src -> inputs
+        if k in flagged:
+            return SpecError(f"{flagged[k]}: {rest}")
+    for k in (key, key.split("[")[0]):
+        if k in FLAG_KEYS:
+            return SpecError(f"{key} ({FLAG_KEYS[k]}): {rest}")
     return err
 
 
 def build_spec(conf: Path | None, given: dict[str, Any], sets: tuple[tuple[str, str], ...],
-               command: tuple[str, ...], flagged: dict[str, str]) -> JobSpec:
+               command: tuple[str, ...], flagged: dict[str, str], input_mode: str = "copy") -> JobSpec:
     """The job from file, flags given on the command line, and --set overrides, in that order.
 
     Fills ``flagged`` (key -> flag) for the keys that flags set.
@@ -84,7 +92,9 @@ def build_spec(conf: Path | None, given: dict[str, Any], sets: tuple[tuple[str, 
         key = _PARAM_KEYS[param]
         if param in ("env",):
             value = {**(doc.get("env") or {}), **dict(value)}
-        elif param in ("file", "tag"):
+        elif param in _APPENDED:
+            if param == "input":
+                value = [{"src": src, "dest": dest, "mode": input_mode} for src, dest in map(split_pair, value)]
             value = [*(doc.get(key) or []), *value]
         set_path(doc, key, value)
         flagged[key] = FLAG_KEYS.get(key, f"--{param.replace('_', '-')}")
@@ -137,6 +147,20 @@ def _role_options(f: Any) -> Any:
 @click.option("--env", "env", type=KEY_VALUE, multiple=True, help="NAME=VALUE for every task (repeatable).")
 @click.option("--file", "file", type=click.Path(exists=True), multiple=True,
               help="Local file or dir shipped into every task's working dir by base name (repeatable).")
+@click.option("--input", "input", multiple=True, metavar="URI[:DIR]",
+              help="Data staged into every container before the command starts, e.g. hdfs:///data/mnist "
+                   "(to inputs/mnist; $TFYARN_INPUT has its absolute path) or hdfs:///data/mnist:./data. "
+                   "Repeatable.")
+@click.option("--input-mode", type=click.Choice(INPUT_MODES), default="copy", show_default=True,
+              help="copy: every container gets all files; shard: each worker a disjoint slice.")
+@click.option("--output", "output", multiple=True, metavar="DIR:URI",
+              help="Local dir published atomically when the task ends well, e.g. ./model:hdfs:///models/run1 "
+                   "(by the chief, else worker 0). Repeatable.")
+@click.option("--overwrite", is_flag=True, default=None, help="Outputs may replace an existing destination.")
+@click.option("--download-threads", type=click.IntRange(min=1), default=None,
+              help="Parallel downloads per container. [default: 10]")
+@click.option("--upload-threads", type=click.IntRange(min=1), default=None,
+              help="Parallel uploads per output. [default: 10]")
 @click.option("--tag", "tag", multiple=True, help="YARN application tag (repeatable).")
 @click.option("--am-memory", type=MEMORY, default=None, help="ApplicationMaster memory. [default: 768m]")
 @click.option("--max-attempts", type=click.IntRange(min=1), default=None, help="YARN AM attempts. [default: 1]")
@@ -164,12 +188,13 @@ def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets
     Exit codes: 0 submitted (or SUCCEEDED with --wait), 2 bad input (nothing submitted),
     3 cluster unreachable, 4 job FAILED or KILLED (with --wait), 1 other errors.
     """
+    input_mode = opts.pop("input_mode")
     given = {k: v for k, v in opts.items()
              if ctx.get_parameter_source(k) != click.core.ParameterSource.DEFAULT}
     given = {k: v for k, v in given.items() if not (k in ("chief", "evaluator") and v == 0)}
     flagged: dict[str, str] = {}
     try:
-        spec = build_spec(conf, given, sets, command, flagged)
+        spec = build_spec(conf, given, sets, command, flagged, input_mode)
     except SpecError as e:
         raise reworded(e, flagged) from None
     if dry_run:
@@ -180,6 +205,10 @@ def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets
             if role.instances:
                 click.echo(f"# {role.name}: {role.instances} x ({role.memory_mb} MiB, {role.vcores} vcore(s), "
                            f"{role.gpus} GPU(s)) runs: {shlex.join(spec.command_for(role.name))}")
+        for i in spec.inputs:
+            click.echo(f"# input: {i.src} -> {i.local_dir} ({i.mode})")
+        for o in spec.outputs:
+            click.echo(f"# output: {o.src} -> {o.dest} (published by {spec.output_task(o)})")
         click.echo(plan(spec, PlanContext.for_spec(spec)).to_yaml(), nl=False)
         return
     from tfyarn.client import Client

@@ -2,7 +2,8 @@
 
 tfyarn sets MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RANK (as
 torchrun would). gloo on CPU, nccl when GPUs are present. Each rank trains
-on its own shard (DistributedSampler) of a synthetic regression set; rank 0
+on its own shard (DistributedSampler) of a synthetic regression set, or of
+--data-dir (x.npy, y.npy; default $TFYARN_INPUT, staged by `--input`); rank 0
 saves the model to --model-dir. Each rank prints one `TFYARN_RESULT {json}`.
 """
 import argparse
@@ -22,6 +23,7 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--samples", type=int, default=1024)
     p.add_argument("--model-dir", default="model")
+    p.add_argument("--data-dir", default=os.environ.get("TFYARN_INPUT"))
     args = p.parse_args()
 
     use_cuda = torch.cuda.is_available()
@@ -34,14 +36,21 @@ def main() -> None:
     torch.set_num_threads(1)
 
     g = torch.Generator().manual_seed(0)
-    x = torch.randn(args.samples, 16, generator=g)
-    y = x @ torch.randn(16, 1, generator=g) + 0.1 * torch.randn(args.samples, 1, generator=g)
+    if args.data_dir:
+        import numpy as np
+
+        x = torch.from_numpy(np.load(os.path.join(args.data_dir, "x.npy")))
+        y = torch.from_numpy(np.load(os.path.join(args.data_dir, "y.npy")))
+        args.samples = x.shape[0]
+    else:
+        x = torch.randn(args.samples, 16, generator=g)
+        y = x @ torch.randn(16, 1, generator=g) + 0.1 * torch.randn(args.samples, 1, generator=g)
     dataset = TensorDataset(torch.arange(args.samples), x, y)
     sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=0)
     loader = DataLoader(dataset, batch_size=args.batch_size, sampler=sampler)
 
     torch.manual_seed(rank)  # different starting weights per rank: DDP must broadcast rank 0's
-    model = DDP(torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1)).to(device),
+    model = DDP(torch.nn.Sequential(torch.nn.Linear(x.shape[1], 32), torch.nn.ReLU(), torch.nn.Linear(32, 1)).to(device),
                 device_ids=[local_rank] if use_cuda else None)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     seen: set[int] = set()
@@ -70,7 +79,7 @@ def main() -> None:
     params = [float(v) for prm in model.module.parameters() for v in prm.detach().cpu().flatten()[:8]]
     result = {"rank": rank, "world_size": world, "env_world_size": os.environ.get("WORLD_SIZE"),
               "master": f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}",
-              "backend": dist.get_backend(), "shard_epoch0": sorted(seen), "losses": losses,
+              "backend": dist.get_backend(), "data": args.data_dir or "generated", "samples": args.samples, "shard_epoch0": sorted(seen), "losses": losses,
               "params_head": params, "steps": steps, "steps_per_second": steps / elapsed}
     print("TFYARN_RESULT " + json.dumps(result), flush=True)
     dist.barrier()

@@ -3,7 +3,8 @@
 Only the chief runs this script. tfyarn starts the parameter servers and
 workers as standard TensorFlow servers and writes TF_CONFIG for every task,
 so there is no ClusterSpec here. Data: a synthetic regression problem
-generated from a fixed seed, sharded per worker.
+generated from a fixed seed, or read from --data-dir (x.npy, y.npy; default
+$TFYARN_INPUT, where tfyarn stages `--input hdfs:///...`), sharded per worker.
 
 Writes a checkpoint and a SavedModel to --model-dir, and prints one
 `TFYARN_RESULT {json}` line (losses, variable placement) for the tests.
@@ -40,12 +41,16 @@ def main() -> None:
     p.add_argument("--steps-per-epoch", type=int, default=30)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--model-dir", default="model")
+    p.add_argument("--data-dir", default=os.environ.get("TFYARN_INPUT"))
     args = p.parse_args()
 
     resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
     strategy = tf.distribute.ParameterServerStrategy(resolver)
     coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
-    x, y = make_data()
+    if args.data_dir:
+        x, y = np.load(os.path.join(args.data_dir, "x.npy")), np.load(os.path.join(args.data_dir, "y.npy"))
+    else:
+        x, y = make_data()
 
     def dataset_fn(ctx: tf.distribute.InputContext) -> tf.data.Dataset:
         ds = tf.data.Dataset.from_tensor_slices((x, y))
@@ -82,11 +87,14 @@ def main() -> None:
         losses.append(float(np.mean([r.fetch() for r in results])))
         print(f"epoch {epoch}: loss {losses[-1]:.4f}", flush=True)
 
+    # Under ParameterServerStrategy the ps tasks write a checkpoint of their own
+    # variables, so it needs a path every task shares. Here the chief copies the
+    # trained weights into a local model and saves that, on its own disk:
+    # tfyarn's --output publishes it from there.
     os.makedirs(args.model_dir, exist_ok=True)
-    ckpt = tf.train.Checkpoint(model=model, optimizer=optimizer).save(os.path.join(args.model_dir, "ckpt", "ckpt"))
-    # A plain copy of the trained weights, saved without the strategy, serves anywhere.
     local = build_model()
     local.set_weights(model.get_weights())
+    ckpt = tf.train.Checkpoint(model=local).save(os.path.join(args.model_dir, "ckpt", "ckpt"))
     local.save(os.path.join(args.model_dir, "saved_model"), save_format="tf")
     result = {
         "losses": losses,
@@ -94,6 +102,8 @@ def main() -> None:
         "num_workers": resolver.cluster_spec().num_tasks("worker"),
         "num_ps": resolver.cluster_spec().num_tasks("ps"),
         "checkpoint": ckpt,
+        "data": args.data_dir or "generated",
+        "samples": int(x.shape[0]),
         "seconds": time.time() - t0,
     }
     print("TFYARN_RESULT " + json.dumps(result), flush=True)

@@ -1,0 +1,78 @@
+"""Inputs into the container before the user process starts; outputs out after it ends.
+
+Both go through tfyarn.storage: parallel, size-verified, retried copies, and
+an atomic publish (hidden sibling + rename) so a failed or killed job never
+leaves a half-written model at the destination.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from tfyarn import protocol
+from tfyarn.storage import copy_tree, list_files, locate, parse_uri, publish, shard
+
+
+@dataclass(frozen=True)
+class StagingPlan:
+    """What one task moves, as the AM computed it from the job spec."""
+
+    inputs: tuple[dict[str, str], ...] = ()  # {"src", "dest", "mode"}
+    shard: tuple[int, int] | None = None  # (index, count) for sharded inputs
+    outputs: tuple[dict[str, str], ...] = ()  # {"src", "dest"} this task publishes
+    overwrite: bool = False
+    download_threads: int = 10
+    upload_threads: int = 10
+
+    def to_env(self) -> str:
+        return protocol.encode_env({"inputs": list(self.inputs), "shard": self.shard, "outputs": list(self.outputs),
+                                    "overwrite": self.overwrite, "download_threads": self.download_threads,
+                                    "upload_threads": self.upload_threads})
+
+    @classmethod
+    def from_env(cls, text: str | None) -> StagingPlan:
+        if not text:
+            return cls()
+        d: dict[str, Any] = protocol.decode_env(text)
+        return cls(tuple(d["inputs"]), tuple(d["shard"]) if d["shard"] else None, tuple(d["outputs"]),
+                   d["overwrite"], d["download_threads"], d["upload_threads"])
+
+
+def _log(msg: str) -> None:
+    print(f"tfyarn: {msg}", file=sys.stderr, flush=True)
+
+
+def stage_inputs(plan: StagingPlan, workdir: str) -> tuple[dict[str, str], float]:
+    """Download every input; return the env for the user process and the seconds it took."""
+    t0 = time.monotonic()
+    dirs = []
+    for inp in plan.inputs:
+        src = locate(parse_uri(inp["src"]))
+        dest_dir = os.path.abspath(os.path.join(workdir, inp["dest"]))
+        files = list_files(src)
+        if inp["mode"] == "shard" and plan.shard:
+            files = shard(files, *plan.shard)
+        report = copy_tree(src, locate(parse_uri(dest_dir)), files, threads=plan.download_threads)
+        _log(f"staged {report.files} file(s), {report.bytes / 2**20:.1f} MiB from {src.uri} into {dest_dir} "
+             f"in {report.seconds:.2f} s ({report.retries} retries)")
+        dirs.append(dest_dir)
+    env = {protocol.ENV_INPUT: dirs[0], protocol.ENV_INPUTS: os.pathsep.join(dirs)} if dirs else {}
+    return env, time.monotonic() - t0
+
+
+def publish_outputs(plan: StagingPlan, workdir: str, run_id: str) -> float:
+    """Upload this task's outputs atomically; return the seconds it took."""
+    t0 = time.monotonic()
+    for out in plan.outputs:
+        local = os.path.abspath(os.path.join(workdir, out["src"]))
+        if not os.path.exists(local):
+            raise FileNotFoundError(f"output {out['src']!r} was not written by the command (looked in {local})")
+        dest = locate(parse_uri(out["dest"]))
+        report = publish(locate(parse_uri(local)), dest, run_id, overwrite=plan.overwrite,
+                         threads=plan.upload_threads)
+        _log(f"published {report.files} file(s), {report.bytes / 2**20:.1f} MiB from {out['src']} to {dest.uri} "
+             f"in {report.seconds:.2f} s")
+    return time.monotonic() - t0

@@ -1,0 +1,67 @@
+"""A pyarrow FileSystem for a storage URI.
+
+HDFS goes through pyarrow's HadoopFileSystem when libhdfs is installed (most
+Hadoop nodes), else through hdfs-native (Rust, no JVM) behind pyarrow's
+fsspec handler. Both read the cluster from HADOOP_CONF_DIR.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import pyarrow.fs as pafs
+
+from tfyarn.errors import UnreachableError
+from tfyarn.storage.uri import StorageUri
+
+
+@dataclass(frozen=True)
+class Location:
+    uri: StorageUri
+    fs: pafs.FileSystem
+
+    @property
+    def path(self) -> str:
+        return self.uri.path
+
+    def info(self) -> pafs.FileInfo:
+        return self.fs.get_file_info(self.path)
+
+    def exists(self) -> bool:
+        return self.info().type != pafs.FileType.NotFound
+
+
+def libhdfs_path() -> Path | None:
+    """libhdfs.so where pyarrow looks for it, if present."""
+    for env in ("ARROW_LIBHDFS_DIR", "HADOOP_HOME"):
+        base = os.environ.get(env)
+        if not base:
+            continue
+        for candidate in (Path(base) / "libhdfs.so", Path(base) / "lib" / "native" / "libhdfs.so"):
+            if candidate.exists():
+                return candidate
+    return None
+
+
+@lru_cache(maxsize=16)
+def _filesystem(scheme: str, authority: str) -> pafs.FileSystem:
+    if scheme == "file":
+        return pafs.LocalFileSystem()
+    if scheme == "hdfs" and libhdfs_path():
+        host, _, port = authority.partition(":")
+        return pafs.HadoopFileSystem(host or "default", int(port or 0))
+    from hdfs_native.fsspec import HdfsFileSystem, ViewfsFileSystem  # only when HDFS is used
+
+    cls = ViewfsFileSystem if scheme == "viewfs" else HdfsFileSystem
+    host, _, port = authority.partition(":")
+    try:
+        native = cls(host=host or None, port=int(port) if port else None)
+    except Exception as e:  # hdfs-native raises plain exceptions for config problems
+        raise UnreachableError(f"cannot set up an HDFS client for {scheme}://{authority}: {e}") from None
+    return pafs.PyFileSystem(pafs.FSSpecHandler(native))
+
+
+def locate(uri: StorageUri) -> Location:
+    return Location(uri, _filesystem(uri.scheme, uri.authority))
