@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 TFYARN := $(PY) -m tfyarn
 
-.PHONY: demo test unit integration up down venv clean
+.PHONY: demo test unit integration bench up down venv clean
 
 # Everything from nothing to a SUCCEEDED distributed training job on the local cluster:
 # TF2 ParameterServerStrategy, 1 chief + 2 workers + 1 ps (examples/tensorflow/ps_strategy).
@@ -22,6 +22,10 @@ unit: $(VENV)/.installed
 
 integration: up
 	$(PY) -m pytest tests/integration -ra
+
+# Benchmarks (not tests): each prints its table and a JSON line; they need the cluster up.
+bench: up
+	$(PY) benchmarks/staging.py
 
 up: $(VENV)/.installed
 	$(TFYARN) cluster up
