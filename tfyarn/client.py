@@ -82,8 +82,8 @@ class Client:
         nodes = ((json.loads(raw).get("nodes") or {}).get("node")) or []
         return [NodeCapacity.from_rm(n) for n in nodes]
 
-    def submit(self, spec: JobSpec) -> str:
-        """Check the job fits the cluster, then submit it; return the application id."""
+    def submit(self, spec: JobSpec, progress: Callable[[str], None] = lambda _m: None) -> str:
+        """Check the job fits the cluster, ship its environment if asked, submit; return the application id."""
         nodes = self.nodes()
         if nodes is not None:
             check_fits(spec, nodes)
@@ -91,7 +91,12 @@ class Client:
             from tfyarn.preflight import check_paths  # pyarrow and hdfs-native load only when needed
 
             check_paths(spec, self.hadoop.conf_dir)
-        app_spec = plan(spec, PlanContext.for_spec(spec))
+        ctx = PlanContext.for_spec(spec)
+        if spec.python_env == "packed":
+            from tfyarn import pyenv
+
+            pyenv.ensure_uploaded(pyenv.planned(), progress)
+        app_spec = plan(spec, ctx)
         with _skein_errors():
             return self._skein.submit(app_spec)
 

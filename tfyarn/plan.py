@@ -25,18 +25,21 @@ class PlanContext:
     """How containers find Python and tfyarn's code.
 
     ``python_env: local`` runs the submitting machine's interpreter, which
-    works on a single node or a cluster with a shared install. Shipping an
-    environment to the nodes will fill ``python`` (and add localized files)
-    here, leaving the rest of the plan unchanged.
+    works on a single node or a cluster with a shared install; ``packed``
+    runs the interpreter of the packed environment that YARN unpacks in
+    every container (tfyarn.pyenv).
     """
 
     python: str
+    env_archive: str = ""  # python_env packed: the cached archive, localized as pyenv.ARCHIVE_DIR
 
     @classmethod
     def for_spec(cls, spec: JobSpec) -> PlanContext:
-        if spec.python_env == "local":
-            return cls(python=sys.executable)
-        raise NotImplementedError(spec.python_env)  # validate() admits only "local"
+        if spec.python_env == "packed":
+            from tfyarn import pyenv
+
+            return cls(python=pyenv.PYTHON_IN_ARCHIVE, env_archive=pyenv.planned().uri)
+        return cls(python=sys.executable)
 
 
 def _script(ctx: PlanContext, module: str) -> str:
@@ -46,7 +49,13 @@ def _script(ctx: PlanContext, module: str) -> str:
 def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
     """The YARN application that runs ``spec``."""
     common_env = {"PYTHONUNBUFFERED": "1", **spec.env}
+    env_files: dict[str, skein.File] = {}
+    if ctx.env_archive:
+        from tfyarn.pyenv import ARCHIVE_DIR
+
+        env_files[ARCHIVE_DIR] = skein.File(source=ctx.env_archive, type="archive")
     files = {os.path.basename(f.rstrip("/")): skein.File(source=os.path.abspath(f)) for f in spec.files}
+    files.update(env_files)
     services = {
         role.name: skein.Service(
             resources=skein.Resources(memory=role.memory_mb, vcores=role.vcores, gpus=role.gpus),
@@ -65,6 +74,7 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
     master = skein.Master(
         resources=skein.Resources(memory=spec.am_memory_mb, vcores=1),
         script=_script(ctx, "appmaster.master"),
+        files=env_files,
         env={**common_env, protocol.ENV_JOB: protocol.encode_env(spec.to_dict())},
     )
     tags = [TAG, f"framework:{spec.framework}", *spec.tags]

@@ -15,7 +15,7 @@ from typing import Any
 from tfyarn.errors import SpecError
 
 FRAMEWORKS = ("none", "tensorflow", "pytorch")
-PYTHON_ENVS = ("local",)  # shipping an environment comes later; see tfyarn.plan.PlanContext
+PYTHON_ENVS = ("local", "packed")  # see tfyarn.plan.PlanContext and tfyarn.pyenv
 MIN_MEMORY_MB = 128
 _MEMORY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:ib|i|b)?\s*$", re.IGNORECASE)
 _UNIT_MB = {"k": 1 / 1024, "": 1, "m": 1, "g": 1024, "t": 1024 * 1024}

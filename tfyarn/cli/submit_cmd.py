@@ -27,7 +27,7 @@ FLAG_KEYS: dict[str, str] = {
     "env": "--env", "files": "--file", "tags": "--tag", "am_memory_mb": "--am-memory",
     "max_attempts": "--max-attempts", "evaluator_may_fail": "--evaluator-may-fail",
     "inputs": "--input", "outputs": "--output", "overwrite": "--overwrite",
-    "download_threads": "--download-threads", "upload_threads": "--upload-threads",
+    "download_threads": "--download-threads", "upload_threads": "--upload-threads", "python_env": "--python-env",
     "roles.worker.instances": "--num-workers", "roles.ps.instances": "--num-ps",
     "roles.chief.instances": "--chief", "roles.evaluator.instances": "--evaluator",
     "roles.worker.nproc_per_node": "--nproc-per-node",
@@ -161,6 +161,10 @@ def _role_options(f: Any) -> Any:
               help="Parallel downloads per container. [default: 10]")
 @click.option("--upload-threads", type=click.IntRange(min=1), default=None,
               help="Parallel uploads per output. [default: 10]")
+@click.option("--python-env", type=click.Choice(["local", "packed"]), default=None,
+              help="local: containers run this machine's interpreter path (one node or a shared install); "
+                   "packed: this virtualenv is packed, cached on HDFS by content and unpacked in every "
+                   "container. [default: local]")
 @click.option("--tag", "tag", multiple=True, help="YARN application tag (repeatable).")
 @click.option("--am-memory", type=MEMORY, default=None, help="ApplicationMaster memory. [default: 768m]")
 @click.option("--max-attempts", type=click.IntRange(min=1), default=None, help="YARN AM attempts. [default: 1]")
@@ -200,6 +204,10 @@ def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets
     if dry_run:
         from tfyarn.plan import PlanContext, plan
 
+        try:
+            app_spec = plan(spec, PlanContext.for_spec(spec))
+        except SpecError as e:
+            raise reworded(e, flagged) from None
         click.echo(f"# tfyarn job {spec.name!r} ({spec.framework}): {spec.num_tasks} task(s)")
         for role in spec.roles.values():
             if role.instances:
@@ -209,14 +217,14 @@ def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets
             click.echo(f"# input: {i.src} -> {i.local_dir} ({i.mode})")
         for o in spec.outputs:
             click.echo(f"# output: {o.src} -> {o.dest} (published by {spec.output_task(o)})")
-        click.echo(plan(spec, PlanContext.for_spec(spec)).to_yaml(), nl=False)
+        click.echo(app_spec.to_yaml(), nl=False)
         return
     from tfyarn.client import Client
 
     with Client() as client:
         try:
-            app_id = client.submit(spec)
-        except SpecError as e:  # the cluster cannot run it: named by the flag that asked
+            app_id = client.submit(spec, progress=lambda m: click.echo(m, err=True))
+        except SpecError as e:  # the cluster or environment cannot run it: named by the flag that asked
             raise reworded(e, flagged) from None
         rep = client.report(app_id)
         click.echo(f"Submitted {app_id} ({spec.name}: {spec.framework}, {spec.num_tasks} task(s), "

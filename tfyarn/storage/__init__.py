@@ -5,8 +5,8 @@
     transfer.py  parallel, verified, retried copies; atomic publish; sharding
 """
 from tfyarn.storage.fs import Location, locate
-from tfyarn.storage.transfer import CopyReport, copy_tree, list_files, publish, shard
+from tfyarn.storage.transfer import CopyReport, copy_tree, list_files, publish, put_file, shard
 from tfyarn.storage.uri import StorageUri, parse_uri
 
 __all__ = ["CopyReport", "Location", "StorageUri", "copy_tree", "list_files", "locate", "parse_uri",
-           "publish", "shard"]
+           "publish", "put_file", "shard"]

@@ -22,6 +22,8 @@ from tfyarn.errors import StorageError
 from tfyarn.storage.fs import Location
 
 CHUNK = 8 * 1024 * 1024
+# Every stream is opened with compression=None: pyarrow would otherwise (de)compress
+# by file extension, and staging must never change a byte.
 PART = ".tfyarn-part"
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
@@ -95,8 +97,8 @@ def copy_tree(src: Location, dst: Location, files: list[FileEntry] | None = None
             copied = 0
             try:
                 dst.fs.create_dir(posixpath.dirname(target), recursive=True)
-                with src.fs.open_input_stream(_src_path(src, f, single)) as fin, \
-                        dst.fs.open_output_stream(target + PART) as fout:
+                with src.fs.open_input_stream(_src_path(src, f, single), compression=None) as fin, \
+                        dst.fs.open_output_stream(target + PART, compression=None) as fout:
                     while chunk := fin.read(CHUNK):
                         fout.write(chunk)
                         copied += len(chunk)
@@ -154,3 +156,22 @@ def _delete(loc: Location) -> None:
         loc.fs.delete_dir(loc.path)
     elif info.type == pafs.FileType.File:
         loc.fs.delete_file(loc.path)
+
+
+def put_file(src: Location, dest: Location, progress: Progress | None = None) -> int:
+    """Copy one file so that ``dest`` appears only once complete (``.tfyarn-part``, then rename)."""
+    size = src.info().size
+    dest.fs.create_dir(posixpath.dirname(dest.path), recursive=True)
+    done = 0
+    with src.fs.open_input_stream(src.path, compression=None) as fin, \
+            dest.fs.open_output_stream(dest.path + PART, compression=None) as fout:
+        while chunk := fin.read(CHUNK):
+            fout.write(chunk)
+            done += len(chunk)
+            if progress:
+                progress(done, size)
+    if dest.fs.get_file_info(dest.path + PART).size != size:
+        dest.fs.delete_file(dest.path + PART)
+        raise StorageError(f"size mismatch uploading {src.uri} to {dest.uri}")
+    dest.fs.move(dest.path + PART, dest.path)
+    return size

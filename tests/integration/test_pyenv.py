@@ -1,0 +1,55 @@
+"""--python-env packed: a job runs from a shipped virtualenv, cached on HDFS by its packages."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import app_id_from, hadoop
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOW = "import os, sys; print('EXE', sys.executable); print('CWD', os.getcwd()); import tfyarn; print('TFYARN', tfyarn.__file__)"
+
+
+@pytest.fixture(scope="module")
+def small_venv(tmp_path_factory) -> Path:
+    """A fresh virtualenv with a regular (non-editable) tfyarn and its dependencies only."""
+    venv = tmp_path_factory.mktemp("pyenv") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    res = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", str(ROOT)], capture_output=True,
+                         text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return venv
+
+
+def submit(venv: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(venv / "bin" / "tfyarn"), "submit", "--python-env", "packed", "--worker-memory", "512m",
+                           "--wait", "--", "python", "-c", SHOW], capture_output=True, text=True, timeout=600,
+                          cwd="/")
+
+
+def test_packed_environment_runs_the_job_and_is_uploaded_once(cluster, small_venv, yarn_apps):
+    uri = subprocess.run([str(small_venv / "bin" / "python"), "-c",
+                          "from tfyarn import pyenv; print(pyenv.planned().uri)"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    hadoop(cluster, "hdfs", "dfs", "-rm", "-f", "-skipTrash", uri.removeprefix("hdfs://"))
+
+    first = submit(small_venv)
+    app = app_id_from(first.stdout + first.stderr)
+    yarn_apps.append(app)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "uploaded 0 bytes" not in first.stderr and " uploaded: " in first.stderr
+    logs = subprocess.run([str(small_venv / "bin" / "tfyarn"), "logs", app], capture_output=True, text=True).stdout
+    exe = next(l.split(" ", 1)[1] for l in logs.splitlines() if l.startswith("EXE "))
+    cwd = next(l.split(" ", 1)[1] for l in logs.splitlines() if l.startswith("CWD "))
+    mod = next(l.split(" ", 1)[1] for l in logs.splitlines() if l.startswith("TFYARN "))
+    assert exe == f"{cwd}/pyenv/bin/python"  # the shipped interpreter, under the container's dir
+    assert exe != str(small_venv / "bin" / "python")
+    assert mod.startswith(f"{cwd}/pyenv/")  # tfyarn itself came in the archive
+
+    second = submit(small_venv)
+    yarn_apps.append(app_id_from(second.stdout + second.stderr))
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "uploaded 0 bytes" in second.stderr
