@@ -12,12 +12,13 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 
 import skein
 
 from appmaster import process, runtimes
-from appmaster.staging import StagingPlan, publish_outputs, stage_inputs
+from appmaster.staging import StagingPlan, publish_outputs, publish_snapshot, stage_inputs
 from tfyarn import protocol
 
 
@@ -57,6 +58,21 @@ def report_exit(app: skein.ApplicationClient, role: str, index: int, outcome: pr
     return outcome.exit_code
 
 
+def snapshots(app: skein.ApplicationClient, staging: StagingPlan, workdir: str, role: str, index: int) -> None:
+    """Background: publish an output snapshot every save_every seconds and on each `tfyarn save`."""
+    requests = app.kv.events(key=protocol.KV_SAVE, event_type="PUT")
+    while True:
+        try:
+            requests.get(timeout=staging.save_every or None)
+        except Exception:  # queue.Empty: the save_every timer
+            pass
+        try:
+            uris = publish_snapshot(staging, workdir, app.id)
+            app.kv[protocol.kv_task_snapshot(role, index)] = json.dumps({"uris": uris, "time": time.time()}).encode()
+        except Exception as e:  # a failed snapshot must not kill training
+            print(f"tfyarn: snapshot failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+
+
 def main() -> int:
     role = os.environ[protocol.ENV_ROLE]
     index = int(os.environ[protocol.ENV_TASK_INDEX])
@@ -88,6 +104,8 @@ def main() -> int:
     app.kv[protocol.kv_task_started(role, index)] = json.dumps(
         {"address": address, "time": time.time(), "container": os.environ.get("CONTAINER_ID", "")}).encode()
     print(f"tfyarn: {name} at {address} runs: {' '.join(command)}", file=sys.stderr, flush=True)
+    if staging.outputs:
+        threading.Thread(target=snapshots, args=(app, staging, workdir, role, index), daemon=True).start()
     outcome = process.run(command, task_env(dict(os.environ), extra))
     sock.close()
     if outcome.exit_code == 0 and staging.outputs:

@@ -36,6 +36,7 @@ def staging_plan(job: JobSpec, role: str, index: int) -> StagingPlan:
         shard=(index, job.count("worker")) if role == "worker" else None,
         outputs=tuple({"src": o.src, "dest": o.dest} for o in job.outputs if job.output_task(o) == mine),
         overwrite=job.overwrite, download_threads=job.download_threads, upload_threads=job.upload_threads,
+        save_every=job.save_every,
     )
 
 

@@ -26,11 +26,12 @@ class StagingPlan:
     overwrite: bool = False
     download_threads: int = 10
     upload_threads: int = 10
+    save_every: int = 0
 
     def to_env(self) -> str:
         return protocol.encode_env({"inputs": list(self.inputs), "shard": self.shard, "outputs": list(self.outputs),
                                     "overwrite": self.overwrite, "download_threads": self.download_threads,
-                                    "upload_threads": self.upload_threads})
+                                    "upload_threads": self.upload_threads, "save_every": self.save_every})
 
     @classmethod
     def from_env(cls, text: str | None) -> StagingPlan:
@@ -38,7 +39,7 @@ class StagingPlan:
             return cls()
         d: dict[str, Any] = protocol.decode_env(text)
         return cls(tuple(d["inputs"]), tuple(d["shard"]) if d["shard"] else None, tuple(d["outputs"]),
-                   d["overwrite"], d["download_threads"], d["upload_threads"])
+                   d["overwrite"], d["download_threads"], d["upload_threads"], d["save_every"])
 
 
 def _log(msg: str) -> None:
@@ -76,3 +77,22 @@ def publish_outputs(plan: StagingPlan, workdir: str, run_id: str) -> float:
         _log(f"published {report.files} file(s), {report.bytes / 2**20:.1f} MiB from {out['src']} to {dest.uri} "
              f"in {report.seconds:.2f} s")
     return time.monotonic() - t0
+
+
+def publish_snapshot(plan: StagingPlan, workdir: str, run_id: str) -> list[str]:
+    """Upload the outputs as they are now, each to <dest>.snapshots/<UTC time>; return the URIs.
+
+    The command keeps writing meanwhile, so a snapshot is as consistent as the
+    files were while they were read (write checkpoints by rename to be safe).
+    """
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    uris = []
+    for out in plan.outputs:
+        local = os.path.abspath(os.path.join(workdir, out["src"]))
+        if not os.path.exists(local):
+            continue
+        dest = locate(parse_uri(protocol.snapshot_uri(out["dest"], stamp)))
+        publish(locate(parse_uri(local)), dest, f"{run_id}-{stamp}", threads=plan.upload_threads)
+        _log(f"snapshot of {out['src']} published to {dest.uri}")
+        uris.append(str(dest.uri))
+    return uris

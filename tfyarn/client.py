@@ -143,6 +143,24 @@ class Client:
                 return json.loads(line[len(protocol.AM_STATUS_LINE):])
         return None
 
+    def save(self, app_id: str, timeout_s: float = 600,
+             progress: Callable[[str], None] = lambda _m: None) -> list[str]:
+        """Ask the output tasks for a snapshot; return the URIs once published."""
+        with _skein_errors():
+            app = self._skein.connect(app_id, wait=False)
+            before = app.kv.get_prefix(protocol.KV_SNAPSHOT_PREFIX)
+            app.kv[protocol.KV_SAVE] = str(time.time()).encode()
+        progress(f"Snapshot requested from {app_id}; waiting for its output tasks ...")
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with _skein_errors():
+                now = app.kv.get_prefix(protocol.KV_SNAPSHOT_PREFIX)
+            fresh = [json.loads(v) for k, v in now.items() if before.get(k) != v]
+            if fresh:
+                return [u for record in fresh for u in record["uris"]]
+            time.sleep(1)
+        raise TfyarnError(f"no snapshot from {app_id} within {timeout_s:.0f} s (does it declare --output?)")
+
     def kill(self, app_id: str) -> None:
         with _skein_errors():
             self._skein.kill_application(app_id)

@@ -51,6 +51,8 @@ KV_EXIT_PREFIX = f"{KV_PREFIX}exit/"  # + task name: the executor's exit record
 KV_ADDR_PREFIX = f"{KV_PREFIX}addr/"  # + task name: "host:port" a task reserved
 KV_CLUSTER = f"{KV_PREFIX}cluster"  # the AM's cluster view once every task registered (gang)
 KV_STATUS = f"{KV_PREFIX}status"  # the AM's job status (JSON), rewritten on every change
+KV_SAVE = f"{KV_PREFIX}save"  # `tfyarn save` puts here: output tasks publish a snapshot now
+KV_SNAPSHOT_PREFIX = f"{KV_PREFIX}snapshot/"  # + task name: the last snapshot published (JSON)
 AM_STATUS_LINE = "tfyarn-final-status: "  # prefix of the AM log line holding the final status JSON
 AM_LOG_FILE = "application.driver.log"  # where skein puts the AM script's output
 
@@ -76,6 +78,15 @@ def parse_task_name(name: str) -> tuple[str, int]:
     if not sep or not role or not index.isdigit():
         raise ValueError(f"{name!r} is not ROLE:INDEX (e.g. worker:1)")
     return role, int(index)
+
+
+def kv_task_snapshot(role: str, index: int) -> str:
+    return f"{KV_SNAPSHOT_PREFIX}{task_name(role, index)}"
+
+
+def snapshot_uri(dest: str, stamp: str) -> str:
+    """Where a mid-run snapshot of an output goes: beside the final destination."""
+    return f"{dest.rstrip('/')}.snapshots/{stamp}"
 
 
 def kv_task_started(role: str, index: int) -> str:

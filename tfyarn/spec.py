@@ -214,6 +214,7 @@ class JobSpec:
     inputs: tuple[InputSpec, ...] = ()
     outputs: tuple[OutputSpec, ...] = ()
     overwrite: bool = False  # outputs may replace what exists at their destination
+    save_every: int = 0  # seconds between mid-run output snapshots; 0 = only on `tfyarn save`
     download_threads: int = 10  # per container (XLearning's download.thread.nums)
     upload_threads: int = 10
 
@@ -256,6 +257,9 @@ class JobSpec:
             raise SpecError(f"files: two files would land as {dupes[0]!r} in the container; rename one")
         _check_int(self.am_memory_mb, "am_memory_mb", MIN_MEMORY_MB)
         _check_int(self.download_threads, "download_threads", 1)
+        _check_int(self.save_every, "save_every", 0)
+        if self.save_every and not self.outputs:
+            raise SpecError("save_every: snapshots need an output (--output DIR:URI)")
         _check_int(self.upload_threads, "upload_threads", 1)
         if not isinstance(self.overwrite, bool):
             raise SpecError(f"overwrite: expected true or false, got {self.overwrite!r}")

@@ -174,3 +174,29 @@ def test_unreachable_namenode_is_named(cluster, tmp_path):
     assert res.returncode == 3, res.stderr
     assert res.stderr.strip().startswith("Error: the NameNode of hdfs:///data at 127.0.0.1:1 is unreachable")
     assert time.monotonic() - t0 < 30
+
+
+def test_snapshots_while_running_by_timer_and_by_tfyarn_save(cluster, yarn_apps):
+    dest = f"{BASE}/snap-{uuid.uuid4().hex[:6]}"
+    write = ("import os, time\nos.makedirs('out', exist_ok=True)\n"
+             "for i in range(25):\n    open(f'out/step-{i:03d}', 'w').write(str(i))\n    time.sleep(1)\n")
+    sub = subprocess.run([*TFYARN, "submit", "--worker-memory", "512m", "--output", f"out:hdfs://{dest}",
+                          "--save-every", "5", "--", "python", "-c", write], capture_output=True, text=True)
+    app = app_id_from(sub.stdout)
+    yarn_apps.append(app)
+    time.sleep(8)
+    save = subprocess.run([*TFYARN, "save", app], capture_output=True, text=True, timeout=120)
+    assert save.returncode == 0, save.stdout + save.stderr
+    uri = save.stdout.strip().splitlines()[-1].removeprefix("Snapshot: ")
+    assert uri.startswith(f"hdfs://{dest}.snapshots/")
+    listing = hadoop(cluster, "hdfs", "dfs", "-ls", uri.removeprefix("hdfs://")).stdout
+    assert "step-000" in listing and "step-024" not in listing  # taken mid-run
+    done = subprocess.run([*TFYARN, "status", "--json", app], capture_output=True, text=True)
+    deadline = time.monotonic() + 120
+    while json.loads(done.stdout)["state"] not in ("SUCCEEDED", "FAILED", "KILLED") and time.monotonic() < deadline:
+        time.sleep(2)
+        done = subprocess.run([*TFYARN, "status", "--json", app], capture_output=True, text=True)
+    assert json.loads(done.stdout)["state"] == "SUCCEEDED"
+    snaps = hadoop(cluster, "hdfs", "dfs", "-ls", f"{dest}.snapshots").stdout
+    assert snaps.count(f"{dest}.snapshots/") >= 3  # the timer's and ours
+    assert "step-024" in hadoop(cluster, "hdfs", "dfs", "-ls", dest).stdout  # the final publish is complete

@@ -19,7 +19,7 @@ def test_job_yaml_has_every_key_with_the_code_default():
         assert getattr(defaults, key) == (tuple(value) if isinstance(value, list) else value), key
     job = JobSpec(name="x", command=("x",))
     for key in ("framework", "queue", "node_label", "python_env", "am_memory_mb", "max_attempts",
-                "evaluator_may_fail", "overwrite", "download_threads", "upload_threads"):
+                "evaluator_may_fail", "overwrite", "download_threads", "upload_threads", "save_every"):
         assert doc[key] == getattr(job, key), key
 
 

@@ -50,11 +50,12 @@ def status(app_id: str, as_json: bool) -> None:
     if rep.diagnostics:
         click.echo(f"Diagnostics: {rep.diagnostics}")
     if tasks and tasks.get("tasks"):
-        click.echo(f"\n{'TASK':<14}{'STATE':<11}{'EXIT':<6}{'HOST':<16}{'ADDRESS':<22}CONTAINER")
+        click.echo(f"\n{'TASK':<14}{'STATE':<11}{'EXIT':<6}{'HOST':<16}{'ADDRESS':<22}{'STAGING':<9}CONTAINER")
         for t in tasks["tasks"]:
             code = "" if t["exit_code"] is None else str(t["exit_code"])
+            staging = "-" if t.get("staging_s") is None else f"{t['staging_s']:.1f}s"
             click.echo(f"{t['name']:<14}{t['state']:<11}{code:<6}{t['host'] or '-':<16}"
-                       f"{t['address'] or '-':<22}{t['yarn_container_id'] or '-'}")
+                       f"{t['address'] or '-':<22}{staging:<9}{t['yarn_container_id'] or '-'}")
     elif rep.state.is_terminal():
         click.echo("(per-task detail not available yet: YARN is still aggregating the logs)")
 
@@ -131,3 +132,18 @@ def _find(status_doc: dict[str, Any] | None, role: str, index: int) -> dict[str,
         if t["role"] == role and t["index"] == index:
             return t
     return None
+
+
+@click.command()
+@click.argument("app_id")
+@click.option("--timeout", type=click.IntRange(min=1), default=600, show_default=True,
+              help="Seconds to wait for the snapshot.")
+def save(app_id: str, timeout: int) -> None:
+    """Publish a snapshot of running job APP_ID's outputs now, to <URI>.snapshots/<UTC time>."""
+    from tfyarn.client import Client
+
+    _check(app_id)
+    with Client() as client:
+        uris = client.save(app_id, timeout_s=timeout, progress=lambda m: click.echo(m, err=True))
+    for uri in uris:
+        click.echo(f"Snapshot: {uri}")

@@ -21,6 +21,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "status": ("tfyarn.cli.jobs_cmd", "status", "Show a job's state and its tasks."),
     "list": ("tfyarn.cli.jobs_cmd", "list_", "List tfyarn jobs."),
     "kill": ("tfyarn.cli.jobs_cmd", "kill", "Kill a running job."),
+    "save": ("tfyarn.cli.jobs_cmd", "save", "Snapshot a running job's outputs to HDFS now."),
     "fetch": ("tfyarn.cli.fetch_cmd", "fetch", "Copy a job's outputs (or an HDFS path) here."),
     "logs": ("tfyarn.cli.jobs_cmd", "logs", "Print a job's logs, or one task's (--task, --follow)."),
 }

@@ -28,6 +28,7 @@ FLAG_KEYS: dict[str, str] = {
     "max_attempts": "--max-attempts", "evaluator_may_fail": "--evaluator-may-fail",
     "inputs": "--input", "outputs": "--output", "overwrite": "--overwrite",
     "download_threads": "--download-threads", "upload_threads": "--upload-threads", "python_env": "--python-env",
+    "save_every": "--save-every",
     "roles.worker.instances": "--num-workers", "roles.ps.instances": "--num-ps",
     "roles.chief.instances": "--chief", "roles.evaluator.instances": "--evaluator",
     "roles.worker.nproc_per_node": "--nproc-per-node",
@@ -157,6 +158,9 @@ def _role_options(f: Any) -> Any:
               help="Local dir published atomically when the task ends well, e.g. ./model:hdfs:///models/run1 "
                    "(by the chief, else worker 0). Repeatable.")
 @click.option("--overwrite", is_flag=True, default=None, help="Outputs may replace an existing destination.")
+@click.option("--save-every", type=click.IntRange(min=0), default=None, metavar="SECONDS",
+              help="Publish a snapshot of the outputs every SECONDS while the job runs, to <URI>.snapshots/<time> "
+                   "(also on demand: tfyarn save APP_ID).")
 @click.option("--download-threads", type=click.IntRange(min=1), default=None,
               help="Parallel downloads per container. [default: 10]")
 @click.option("--upload-threads", type=click.IntRange(min=1), default=None,
