@@ -74,6 +74,14 @@ def ensure_uploaded(env: PackedEnv, progress: Callable[[str], None]) -> int:
         venv_pack.pack(prefix=sys.prefix, output=archive, compress_level=1)
         size = os.path.getsize(archive)
         progress(f"Uploading {size / 2**20:.1f} MiB to {env.uri} ...")
-        put_file(locate(parse_uri(archive)), dest)
+        shown = [0]
+
+        def tick(done: int, total: int) -> None:
+            tenth = done * 10 // max(total, 1)
+            if tenth > shown[0]:
+                shown[0] = tenth
+                progress(f"  {tenth * 10}% ({done / 2**20:.1f} of {total / 2**20:.1f} MiB)")
+
+        put_file(locate(parse_uri(archive)), dest, progress=tick)
     progress(f"Python environment {env.fingerprint} uploaded: {size} bytes.")
     return size
