@@ -49,6 +49,16 @@ def task_env(base: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def link_code(workdir: str) -> None:
+    """Make the shipped --code dir's entries appear in the task's dir, where the command runs."""
+    code = os.path.join(workdir, protocol.CODE_DIR)
+    if os.path.isdir(code):
+        for name in os.listdir(code):
+            link = os.path.join(workdir, name)
+            if not os.path.lexists(link):
+                os.symlink(os.path.join(code, name), link)
+
+
 def report_exit(app: skein.ApplicationClient, role: str, index: int, outcome: process.Outcome) -> int:
     """The exit record the AM decides on, then the code to exit with."""
     app.kv[protocol.kv_task_exit(role, index)] = json.dumps(
@@ -83,6 +93,7 @@ def main() -> int:
     app = skein.ApplicationClient.from_current()
     staging = StagingPlan.from_env(os.environ.get(protocol.ENV_STAGING))
     workdir = os.getcwd()
+    link_code(workdir)
     try:
         input_env, staging_s = stage_inputs(staging, workdir)
     except Exception as e:  # the command never runs on partial data

@@ -92,10 +92,13 @@ class Client:
 
             check_paths(spec, self.hadoop.conf_dir)
         ctx = PlanContext.for_spec(spec)
-        if spec.python_env == "packed":
+        if spec.python_env != "local" or spec.code:
             from tfyarn import pyenv
 
-            pyenv.ensure_uploaded(pyenv.planned(), progress)
+            if spec.python_env != "local":
+                pyenv.ensure_uploaded(pyenv.planned(spec.python_env), progress)
+            if spec.code:
+                pyenv.ensure_uploaded(pyenv.planned_code(spec.code), progress)
         app_spec = plan(spec, ctx)
         with _skein_errors():
             return self._skein.submit(app_spec)

@@ -31,15 +31,18 @@ class PlanContext:
     """
 
     python: str
-    env_archive: str = ""  # python_env packed: the cached archive, localized as pyenv.ARCHIVE_DIR
+    env_archive: str = ""  # python_env packed or an archive: its cached copy, localized as pyenv.ARCHIVE_DIR
+    code_archive: str = ""  # --code: its cached archive, localized as pyenv.CODE_DIR
 
     @classmethod
     def for_spec(cls, spec: JobSpec) -> PlanContext:
-        if spec.python_env == "packed":
-            from tfyarn import pyenv
+        from tfyarn import pyenv  # reads local files only when shipping is asked for
 
-            return cls(python=pyenv.PYTHON_IN_ARCHIVE, env_archive=pyenv.planned().uri)
-        return cls(python=sys.executable)
+        code = pyenv.planned_code(spec.code).uri if spec.code else ""
+        if spec.python_env != "local":
+            return cls(python=pyenv.PYTHON_IN_ARCHIVE, env_archive=pyenv.planned(spec.python_env).uri,
+                       code_archive=code)
+        return cls(python=sys.executable, code_archive=code)
 
 
 def _script(ctx: PlanContext, module: str) -> str:
@@ -49,13 +52,13 @@ def _script(ctx: PlanContext, module: str) -> str:
 def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
     """The YARN application that runs ``spec``."""
     common_env = {"PYTHONUNBUFFERED": "1", **spec.env}
-    env_files: dict[str, skein.File] = {}
-    if ctx.env_archive:
-        from tfyarn.pyenv import ARCHIVE_DIR
+    from tfyarn.pyenv import ARCHIVE_DIR, CODE_DIR
 
-        env_files[ARCHIVE_DIR] = skein.File(source=ctx.env_archive, type="archive")
+    env_files = {ARCHIVE_DIR: skein.File(source=ctx.env_archive, type="archive")} if ctx.env_archive else {}
     files = {os.path.basename(f.rstrip("/")): skein.File(source=os.path.abspath(f)) for f in spec.files}
     files.update(env_files)
+    if ctx.code_archive:
+        files[CODE_DIR] = skein.File(source=ctx.code_archive, type="archive")
     services = {
         role.name: skein.Service(
             resources=skein.Resources(memory=role.memory_mb, vcores=role.vcores, gpus=role.gpus),

@@ -45,6 +45,10 @@ def decode_env(text: str) -> Any:
     return json.loads(base64.urlsafe_b64decode(text.encode()))
 
 
+# --- names of localized resources in every container --------------------------
+PYENV_DIR = "pyenv"  # a shipped Python environment (--python-env packed|ARCHIVE)
+CODE_DIR = "tfyarn-code"  # a shipped --code dir; the executor links its entries into the task's dir
+
 # --- key-value store (skein's, on the AM) -------------------------------------
 KV_PREFIX = "tfyarn/"
 KV_EXIT_PREFIX = f"{KV_PREFIX}exit/"  # + task name: the executor's exit record

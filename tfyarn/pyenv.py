@@ -1,10 +1,12 @@
-"""Ship the submitter's Python environment to nodes that do not have it.
+"""Ship the submitter's Python environment and code to nodes that do not have them.
 
 ``python_env: packed`` packs the active virtualenv (venv-pack) once per
 distinct set of installed packages, uploads it to an HDFS cache keyed by
 that fingerprint, and localizes it in every container (AM included) as a
 YARN archive, so tfyarn itself need not be installed on the nodes. A second
 submit with the same environment finds it in the cache and uploads nothing.
+A given archive (venv-pack/conda-pack output) and the --code dir are cached
+the same way, keyed by their content.
 """
 from __future__ import annotations
 
@@ -18,16 +20,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 
+from tfyarn import protocol
 from tfyarn.errors import SpecError
 
-ARCHIVE_DIR = "pyenv"  # where YARN unpacks the archive in each container
+ARCHIVE_DIR = protocol.PYENV_DIR
 PYTHON_IN_ARCHIVE = f"{ARCHIVE_DIR}/bin/python"
+CODE_DIR = protocol.CODE_DIR
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
+MAX_CODE_BYTES = 200 * 2**20
 
 
 @dataclass(frozen=True)
 class PackedEnv:
     uri: str  # hdfs:// location of the archive in the cache
     fingerprint: str
+    local: str = ""  # an archive that exists locally already (a given one, or packed code)
 
 
 def _editable(dist: metadata.Distribution) -> bool:
@@ -48,14 +55,62 @@ def fingerprint() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def cache_uri(fp: str, user: str | None = None) -> str:
-    return f"hdfs:///user/{user or getpass.getuser()}/.tfyarn/envs/{fp}.tar.gz"
+def cache_uri(fp: str, user: str | None = None, kind: str = "envs", suffix: str = ".tar.gz") -> str:
+    return f"hdfs:///user/{user or getpass.getuser()}/.tfyarn/{kind}/{fp}{suffix}"
 
 
-def planned() -> PackedEnv:
-    """Where the current environment is (or will be) cached; cheap, touches nothing."""
-    fp = fingerprint()
-    return PackedEnv(cache_uri(fp), fp)
+def _file_hash(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()[:20]
+
+
+def planned(python_env: str = "packed") -> PackedEnv:
+    """Where the environment is (or will be) cached; reads local files, touches no cluster.
+
+    ``packed``: the active virtualenv, keyed by its packages. A path to a
+    .tar.gz/.tgz/.zip: that archive (venv-pack or conda-pack output), keyed by its content.
+    """
+    if python_env == "packed":
+        fp = fingerprint()
+        return PackedEnv(cache_uri(fp), fp)
+    if not os.path.isfile(python_env):
+        raise SpecError(f"python_env: {python_env!r} is not a file")
+    fp = _file_hash(python_env)
+    suffix = next(s for s in ARCHIVE_SUFFIXES if python_env.endswith(s))
+    return PackedEnv(cache_uri(fp, suffix=suffix), fp, local=os.path.abspath(python_env))
+
+
+def planned_code(code_dir: str) -> PackedEnv:
+    """The --code dir as a deterministic tar.gz in the local cache, keyed by its content."""
+    import tarfile
+
+    root = os.path.abspath(code_dir)
+    if not os.path.isdir(root):
+        raise SpecError(f"code: {code_dir!r} is not a directory")
+    entries, total, h = [], 0, hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in (".git", "__pycache__", ".venv"))
+        for name in sorted(filenames):
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root)
+            total += os.path.getsize(path)
+            if total > MAX_CODE_BYTES:
+                raise SpecError(f"code: {code_dir!r} holds over {MAX_CODE_BYTES >> 20} MiB; ship data with --input "
+                                "and point --code at the source dir only")
+            h.update(rel.encode() + b"\0" + open(path, "rb").read())
+            entries.append((path, rel))
+    fp = h.hexdigest()[:20]
+    cache = os.path.join(os.path.expanduser("~"), ".cache", "tfyarn", "code", f"{fp}.tar.gz")
+    if not os.path.exists(cache):
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        with tarfile.open(cache + ".part", "w:gz") as tar:
+            for path, rel in entries:
+                tar.add(path, arcname=rel)
+        os.replace(cache + ".part", cache)
+    return PackedEnv(cache_uri(fp, kind="code"), fp, local=cache)
 
 
 def ensure_uploaded(env: PackedEnv, progress: Callable[[str], None]) -> int:
@@ -64,14 +119,16 @@ def ensure_uploaded(env: PackedEnv, progress: Callable[[str], None]) -> int:
 
     dest = locate(parse_uri(env.uri))
     if dest.exists():
-        progress(f"Python environment {env.fingerprint} is cached at {env.uri}: uploaded 0 bytes.")
+        progress(f"{env.fingerprint} is cached at {env.uri}: uploaded 0 bytes.")
         return 0
-    import venv_pack
-
     with tempfile.TemporaryDirectory(prefix="tfyarn-pyenv-") as tmp:
-        archive = os.path.join(tmp, "env.tar.gz")
-        progress(f"Packing the Python environment {sys.prefix} (once per set of packages) ...")
-        venv_pack.pack(prefix=sys.prefix, output=archive, compress_level=1)
+        archive = env.local
+        if not archive:
+            import venv_pack
+
+            archive = os.path.join(tmp, "env.tar.gz")
+            progress(f"Packing the Python environment {sys.prefix} (once per set of packages) ...")
+            venv_pack.pack(prefix=sys.prefix, output=archive, compress_level=1)
         size = os.path.getsize(archive)
         progress(f"Uploading {size / 2**20:.1f} MiB to {env.uri} ...")
         shown = [0]
@@ -83,5 +140,5 @@ def ensure_uploaded(env: PackedEnv, progress: Callable[[str], None]) -> int:
                 progress(f"  {tenth * 10}% ({done / 2**20:.1f} of {total / 2**20:.1f} MiB)")
 
         put_file(locate(parse_uri(archive)), dest, progress=tick)
-    progress(f"Python environment {env.fingerprint} uploaded: {size} bytes.")
+    progress(f"{env.fingerprint} uploaded: {size} bytes.")
     return size

@@ -207,7 +207,8 @@ class JobSpec:
     env: dict[str, str] = field(default_factory=dict)
     tags: tuple[str, ...] = ()
     files: tuple[str, ...] = ()  # local paths, localized into every task's working dir by basename
-    python_env: str = "local"
+    python_env: str = "local"  # local | packed | path of an environment archive
+    code: str = ""  # a local dir shipped to every task's working dir (packed, cached by content)
     am_memory_mb: int = 768
     max_attempts: int = 1
     evaluator_may_fail: bool = True  # tensorflow: a failed evaluator does not fail the job
@@ -220,7 +221,7 @@ class JobSpec:
 
     def validate(self) -> JobSpec:
         """Raise SpecError naming the first field that is wrong; return self."""
-        for key in ("name", "framework", "queue", "node_label", "python_env"):
+        for key in ("name", "framework", "queue", "node_label", "python_env", "code"):
             _check_str(getattr(self, key), key)
         if not isinstance(self.evaluator_may_fail, bool):
             raise SpecError(f"evaluator_may_fail: expected true or false, got {self.evaluator_may_fail!r}")
@@ -228,8 +229,10 @@ class JobSpec:
             raise SpecError("name: must not be empty")
         if self.framework not in FRAMEWORKS:
             raise SpecError(f"framework: {self.framework!r} is not one of {', '.join(FRAMEWORKS)}")
-        if self.python_env not in PYTHON_ENVS:
-            raise SpecError(f"python_env: {self.python_env!r} is not one of {', '.join(PYTHON_ENVS)}")
+        if self.python_env not in PYTHON_ENVS and not self.python_env.endswith((".tar.gz", ".tgz", ".zip")):
+            raise SpecError(f"python_env: {self.python_env!r} is not one of {', '.join(PYTHON_ENVS)}, "
+                            "nor a .tar.gz/.tgz/.zip environment archive")
+        _check_str(self.code, "code")
         if not self.roles:
             raise SpecError("roles: a job needs at least one role")
         for name, role in self.roles.items():

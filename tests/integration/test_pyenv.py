@@ -53,3 +53,38 @@ def test_packed_environment_runs_the_job_and_is_uploaded_once(cluster, small_ven
     yarn_apps.append(app_id_from(second.stdout + second.stderr))
     assert second.returncode == 0, second.stdout + second.stderr
     assert "uploaded 0 bytes" in second.stderr
+
+
+def test_a_given_environment_archive_is_used_and_cached(cluster, small_venv, tmp_path, yarn_apps):
+    archive = tmp_path / "myenv.tar.gz"
+    subprocess.run([str(small_venv / "bin" / "venv-pack"), "-p", str(small_venv), "-o", str(archive),
+                    "--compress-level", "1"], check=True, capture_output=True, timeout=600)
+    cmd = [str(small_venv / "bin" / "tfyarn"), "submit", "--python-env", str(archive), "--worker-memory", "512m",
+           "--wait", "--", "python", "-c", SHOW]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    app = app_id_from(first.stdout + first.stderr)
+    yarn_apps.append(app)
+    assert first.returncode == 0, first.stdout + first.stderr
+    logs = subprocess.run([str(small_venv / "bin" / "tfyarn"), "logs", app], capture_output=True, text=True).stdout
+    exe = next(l.split(" ", 1)[1] for l in logs.splitlines() if l.startswith("EXE "))
+    assert exe.endswith("/pyenv/bin/python")
+    second = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    yarn_apps.append(app_id_from(second.stdout + second.stderr))
+    assert second.returncode == 0 and "uploaded 0 bytes" in second.stderr
+
+
+def test_code_dir_is_shipped_and_runs_as_at_home(cluster, tmp_path, yarn_apps):
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("GREETING = 'hello from shipped code'\n")
+    (project / "train.py").write_text("import pkg\nprint('CODE', pkg.GREETING)\n")
+    (project / ".git").mkdir()
+    (project / ".git" / "big").write_bytes(b"x" * 1000)  # never shipped
+    res = subprocess.run([sys.executable, "-m", "tfyarn", "submit", "--code", str(project), "--worker-memory",
+                          "512m", "--wait", "--", "python", "train.py"],
+                         capture_output=True, text=True, timeout=300, cwd="/")
+    app = app_id_from(res.stdout + res.stderr)
+    yarn_apps.append(app)
+    assert res.returncode == 0, res.stdout + res.stderr
+    logs = subprocess.run([sys.executable, "-m", "tfyarn", "logs", app], capture_output=True, text=True).stdout
+    assert "CODE hello from shipped code" in logs

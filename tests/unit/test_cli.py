@@ -65,6 +65,14 @@ BAD_INPUT = [
      "roles.worker.instances (--num-workers): 'two' is not a whole number"),
     (["submit", "--set", "wokers=3", "--", "python"], 2, "unknown key(s) wokers"),
     (["submit", "--set", "queue=[a, b]", "--", "python"], 2, "queue (--queue): expected a string"),
+    # staging
+    (["submit", "--input", "ftp://host/data", "--", "python"], 2, "--input: 'ftp://host/data' has scheme 'ftp'"),
+    (["submit", "--input", "hdfs:data", "--", "python"], 2, "--input: 'hdfs:data' is not a URI"),
+    (["submit", "--output", "model", "--", "python"], 2, "--output: 'model' is not LOCAL_DIR:URI"),
+    (["submit", "--output", "/abs/model:hdfs:///m", "--", "python"], 2, "must be a relative path"),
+    (["submit", "--input-mode", "stream", "--", "python"], 2, "'stream' is not one of"),
+    (["submit", "--save-every", "10", "--", "python"], 2, "--save-every: snapshots need an output"),
+    (["submit", "--python-env", "conda", "--", "python"], 2, "--python-env: 'conda' is not one of"),
 ]
 
 

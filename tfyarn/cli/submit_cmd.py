@@ -28,7 +28,7 @@ FLAG_KEYS: dict[str, str] = {
     "max_attempts": "--max-attempts", "evaluator_may_fail": "--evaluator-may-fail",
     "inputs": "--input", "outputs": "--output", "overwrite": "--overwrite",
     "download_threads": "--download-threads", "upload_threads": "--upload-threads", "python_env": "--python-env",
-    "save_every": "--save-every",
+    "save_every": "--save-every", "code": "--code",
     "roles.worker.instances": "--num-workers", "roles.ps.instances": "--num-ps",
     "roles.chief.instances": "--chief", "roles.evaluator.instances": "--evaluator",
     "roles.worker.nproc_per_node": "--nproc-per-node",
@@ -165,10 +165,12 @@ def _role_options(f: Any) -> Any:
               help="Parallel downloads per container. [default: 10]")
 @click.option("--upload-threads", type=click.IntRange(min=1), default=None,
               help="Parallel uploads per output. [default: 10]")
-@click.option("--python-env", type=click.Choice(["local", "packed"]), default=None,
+@click.option("--python-env", default=None, metavar="local|packed|ARCHIVE",
               help="local: containers run this machine's interpreter path (one node or a shared install); "
-                   "packed: this virtualenv is packed, cached on HDFS by content and unpacked in every "
-                   "container. [default: local]")
+                   "packed: this virtualenv is packed, cached on HDFS by its packages and unpacked in every "
+                   "container; ARCHIVE: a venv-pack/conda-pack .tar.gz to use instead. [default: local]")
+@click.option("--code", type=click.Path(exists=True, file_okay=False), default=None,
+              help="A source dir shipped (packed, cached by content) into every task's working dir.")
 @click.option("--tag", "tag", multiple=True, help="YARN application tag (repeatable).")
 @click.option("--am-memory", type=MEMORY, default=None, help="ApplicationMaster memory. [default: 768m]")
 @click.option("--max-attempts", type=click.IntRange(min=1), default=None, help="YARN AM attempts. [default: 1]")
