@@ -97,8 +97,8 @@ class Client:
 
             if spec.python_env != "local":
                 pyenv.ensure_uploaded(pyenv.planned(spec.python_env), progress)
-            if spec.code:
-                pyenv.ensure_uploaded(pyenv.planned_code(spec.code), progress)
+            if ctx.code_archive:
+                pyenv.ensure_uploaded(pyenv.planned_code(spec.code or "."), progress)
         app_spec = plan(spec, ctx)
         with _skein_errors():
             return self._skein.submit(app_spec)

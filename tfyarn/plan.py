@@ -38,7 +38,8 @@ class PlanContext:
     def for_spec(cls, spec: JobSpec) -> PlanContext:
         from tfyarn import pyenv  # reads local files only when shipping is asked for
 
-        code = pyenv.planned_code(spec.code).uri if spec.code else ""
+        code_dir = spec.code or ("." if spec.python_env != "local" else "")  # shipped env: ship the cwd too
+        code = pyenv.planned_code(code_dir).uri if code_dir else ""
         if spec.python_env != "local":
             return cls(python=pyenv.PYTHON_IN_ARCHIVE, env_archive=pyenv.planned(spec.python_env).uri,
                        code_archive=code)

@@ -98,8 +98,8 @@ def planned_code(code_dir: str) -> PackedEnv:
             rel = os.path.relpath(path, root)
             total += os.path.getsize(path)
             if total > MAX_CODE_BYTES:
-                raise SpecError(f"code: {code_dir!r} holds over {MAX_CODE_BYTES >> 20} MiB; ship data with --input "
-                                "and point --code at the source dir only")
+                raise SpecError(f"code: {root} holds over {MAX_CODE_BYTES >> 20} MiB; ship data with --input "
+                                "and point --code at the source dir only (or submit from it)")
             h.update(rel.encode() + b"\0" + open(path, "rb").read())
             entries.append((path, rel))
     fp = h.hexdigest()[:20]

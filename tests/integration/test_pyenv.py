@@ -25,9 +25,16 @@ def small_venv(tmp_path_factory) -> Path:
 
 
 def submit(venv: Path) -> subprocess.CompletedProcess[str]:
+    # Run from a small dir: with a shipped environment the working dir is shipped as code too.
     return subprocess.run([str(venv / "bin" / "tfyarn"), "submit", "--python-env", "packed", "--worker-memory", "512m",
                            "--wait", "--", "python", "-c", SHOW], capture_output=True, text=True, timeout=600,
-                          cwd="/")
+                          cwd=str(workdir(venv.parent / "work")))
+
+
+def workdir(path: Path) -> Path:
+    path.mkdir(exist_ok=True)
+    (path / "README").write_text("a tiny project dir\n")
+    return path
 
 
 def test_packed_environment_runs_the_job_and_is_uploaded_once(cluster, small_venv, yarn_apps):
@@ -40,7 +47,7 @@ def test_packed_environment_runs_the_job_and_is_uploaded_once(cluster, small_ven
     app = app_id_from(first.stdout + first.stderr)
     yarn_apps.append(app)
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "uploaded 0 bytes" not in first.stderr and " uploaded: " in first.stderr
+    assert f"is cached at {uri}" not in first.stderr and " uploaded: " in first.stderr
     logs = subprocess.run([str(small_venv / "bin" / "tfyarn"), "logs", app], capture_output=True, text=True).stdout
     exe = next(l.split(" ", 1)[1] for l in logs.splitlines() if l.startswith("EXE "))
     cwd = next(l.split(" ", 1)[1] for l in logs.splitlines() if l.startswith("CWD "))
@@ -52,7 +59,7 @@ def test_packed_environment_runs_the_job_and_is_uploaded_once(cluster, small_ven
     second = submit(small_venv)
     yarn_apps.append(app_id_from(second.stdout + second.stderr))
     assert second.returncode == 0, second.stdout + second.stderr
-    assert "uploaded 0 bytes" in second.stderr
+    assert f"is cached at {uri}: uploaded 0 bytes" in second.stderr
 
 
 def test_a_given_environment_archive_is_used_and_cached(cluster, small_venv, tmp_path, yarn_apps):
@@ -61,16 +68,17 @@ def test_a_given_environment_archive_is_used_and_cached(cluster, small_venv, tmp
                     "--compress-level", "1"], check=True, capture_output=True, timeout=600)
     cmd = [str(small_venv / "bin" / "tfyarn"), "submit", "--python-env", str(archive), "--worker-memory", "512m",
            "--wait", "--", "python", "-c", SHOW]
-    first = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=str(workdir(tmp_path / "w")))
     app = app_id_from(first.stdout + first.stderr)
     yarn_apps.append(app)
     assert first.returncode == 0, first.stdout + first.stderr
     logs = subprocess.run([str(small_venv / "bin" / "tfyarn"), "logs", app], capture_output=True, text=True).stdout
     exe = next(l.split(" ", 1)[1] for l in logs.splitlines() if l.startswith("EXE "))
     assert exe.endswith("/pyenv/bin/python")
-    second = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    second = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=str(tmp_path / "w"))
     yarn_apps.append(app_id_from(second.stdout + second.stderr))
-    assert second.returncode == 0 and "uploaded 0 bytes" in second.stderr
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert second.stderr.count("uploaded 0 bytes") == 2  # environment and code both cached
 
 
 def test_code_dir_is_shipped_and_runs_as_at_home(cluster, tmp_path, yarn_apps):
