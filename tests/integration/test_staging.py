@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ def hdfs_exists(cluster, remote: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def datasets(cluster, tmp_path_factory) -> dict[str, str]:
+def datasets(cluster, tmp_path_factory) -> Iterator[dict[str, str]]:
     root = tmp_path_factory.mktemp("data")
     out = {}
     for features in (8, 16):
@@ -43,7 +44,8 @@ def datasets(cluster, tmp_path_factory) -> dict[str, str]:
         (shards / f"part-{i:05d}").write_text(f"shard {i}\n" * (i + 1))
     hdfs_put(cluster, shards, f"{BASE}/shards")
     out["shards"] = f"hdfs://{BASE}/shards"
-    return out
+    yield out
+    hadoop(cluster, "hdfs", "dfs", "-rm", "-r", "-f", "-skipTrash", BASE)
 
 
 def run_example(example: str, flags: str, *args: str) -> tuple[int, str, str]:
