@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import sys
+import sysconfig
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,12 +43,23 @@ def _editable(dist: metadata.Distribution) -> bool:
     return bool(text) and bool(json.loads(text).get("dir_info", {}).get("editable"))
 
 
+def _site_dirs() -> list[str]:
+    paths = sysconfig.get_paths()
+    return sorted({paths["purelib"], paths["platlib"]})
+
+
 def fingerprint() -> str:
-    """A hash of the interpreter and every installed distribution (name, version)."""
+    """A hash of the interpreter and every installed distribution's files.
+
+    Each distribution's RECORD lists a hash of every file it installed, so two
+    environments differ in fingerprint exactly when an installed file does,
+    e.g. a locally built package whose version string did not change.
+    """
     if sys.prefix == sys.base_prefix:
         raise SpecError("python_env: packed needs a virtualenv; run tfyarn from one (python -m venv ...)")
-    dists = sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions())
-    editable = [d.metadata["Name"] for d in metadata.distributions() if _editable(d)]
+    installed = list(metadata.distributions(path=_site_dirs()))  # not sys.path: it holds the cwd
+    dists = sorted(f"{d.metadata['Name']}=={d.version}\n{d.read_text('RECORD') or ''}" for d in installed)
+    editable = [d.metadata["Name"] for d in installed if _editable(d)]
     if editable:
         raise SpecError(f"python_env: packed cannot ship editable installs ({', '.join(sorted(editable))}); "
                         "install them normally (pip install .) or use --python-env local")
