@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +19,7 @@ from tfyarn import hadoop_env, protocol
 from tfyarn.admission import NodeCapacity, check_fits
 from tfyarn.errors import TfyarnError, UnreachableError
 from tfyarn.plan import TAG, PlanContext, plan
+from tfyarn.rest import fetch, fetch_json
 from tfyarn.spec import JobSpec
 from tfyarn.status import JobReport, job_state
 
@@ -46,14 +45,6 @@ def driver_log() -> Path:
     return path
 
 
-def _get(url: str, timeout: float = 5.0) -> bytes | None:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
-            return r.read()
-    except (urllib.error.URLError, OSError):
-        return None
-
-
 class Client:
     """A connection to one YARN cluster; close() it (or use ``with``)."""
 
@@ -76,10 +67,10 @@ class Client:
     # -- submission -----------------------------------------------------------
     def nodes(self) -> list[NodeCapacity] | None:
         """RUNNING nodes' capacities from the RM's REST API; None if it does not answer."""
-        raw = _get(f"{hadoop_env.rm_web(self.hadoop.conf_dir)}/ws/v1/cluster/nodes?states=RUNNING")
-        if raw is None:
+        data = fetch_json(f"{hadoop_env.rm_web(self.hadoop.conf_dir)}/ws/v1/cluster/nodes?states=RUNNING")
+        if data is None:
             return None
-        nodes = ((json.loads(raw).get("nodes") or {}).get("node")) or []
+        nodes = ((data.get("nodes") or {}).get("node")) or []
         return [NodeCapacity.from_rm(n) for n in nodes]
 
     def submit(self, spec: JobSpec, progress: Callable[[str], None] = lambda _m: None) -> str:
@@ -177,7 +168,7 @@ class Client:
         """One task's output: from its NodeManager while it runs, else from the aggregated logs."""
         filename = f"{task['role']}.log"
         if running and task.get("node_http_address") and task.get("yarn_container_id"):
-            raw = _get(f"http://{task['node_http_address']}/ws/v1/node/containerlogs/"
+            raw = fetch(f"http://{task['node_http_address']}/ws/v1/node/containerlogs/"
                        f"{task['yarn_container_id']}/{filename}")
             if raw is not None:  # the same framing as `yarn logs`
                 return _log_contents(raw.decode(errors="replace"))

@@ -5,8 +5,16 @@ Terminal states cannot be left.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
+
+_APP_ID = re.compile(r"^application_\d+_\d+$")
+
+
+def is_app_id(text: str) -> bool:
+    """``application_<cluster timestamp>_<sequence>``, as YARN names applications."""
+    return bool(_APP_ID.match(text))
 
 
 class JobState(str, Enum):

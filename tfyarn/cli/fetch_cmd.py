@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 import os
-import re
 
 import click
 
-_APP_ID = re.compile(r"^application_\d+_\d+$")
-
+from tfyarn.status import is_app_id
 
 def _sources(source: str) -> list[tuple[str, str]]:
     """(URI, local sub-dir name) pairs: a job's declared outputs, or the one URI given."""
-    if not _APP_ID.match(source):
+    if not is_app_id(source):
         from tfyarn.hadoop_env import discover
         from tfyarn.preflight import check_namenode
         from tfyarn.storage import parse_uri

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import asdict
 from datetime import datetime
@@ -11,12 +10,10 @@ from typing import Any
 import click
 
 from tfyarn import protocol
-
-_APP_ID = re.compile(r"^application_\d+_\d+$")
-
+from tfyarn.status import is_app_id
 
 def _check(app_id: str) -> str:
-    if not _APP_ID.match(app_id):
+    if not is_app_id(app_id):
         raise click.BadParameter(f"{app_id!r} is not a YARN application id (application_<ts>_<n>)",
                                  param_hint="APP_ID")
     return app_id

@@ -2,11 +2,8 @@
 from __future__ import annotations
 
 import getpass
-import json
 import shutil
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,18 +15,9 @@ from tfyarn.cluster.java import java_home
 from tfyarn.cluster.layout import ClusterLayout
 from tfyarn.cluster.scripts import write_scripts
 from tfyarn.errors import ClusterError
+from tfyarn.rest import fetch_json
 
 Progress = Callable[[str], None]
-
-
-def http_json(url: str, method: str = "GET", timeout: float = 3.0) -> Any:
-    """GET/PUT a Hadoop REST endpoint; None when it does not answer yet."""
-    req = urllib.request.Request(url, method=method, headers={"Accept": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return json.loads(resp.read() or b"null")
-    except (urllib.error.URLError, OSError, ValueError):
-        return None
 
 
 @dataclass
@@ -68,17 +56,17 @@ class LocalCluster:
 
     # -- probes --------------------------------------------------------------
     def _nn_info(self) -> dict[str, Any] | None:
-        data = http_json(f"{self.layout.nn_web}/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState")
+        data = fetch_json(f"{self.layout.nn_web}/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState")
         beans = (data or {}).get("beans") or []
         return beans[0] if beans else None
 
     def _safemode(self) -> bool | None:
-        data = http_json(f"{self.layout.nn_web}/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo")
+        data = fetch_json(f"{self.layout.nn_web}/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo")
         beans = (data or {}).get("beans") or []
         return bool(beans[0].get("Safemode")) if beans else None
 
     def _nodes(self) -> list[dict[str, Any]] | None:
-        data = http_json(f"{self.layout.rm_web}/ws/v1/cluster/nodes")
+        data = fetch_json(f"{self.layout.rm_web}/ws/v1/cluster/nodes")
         if data is None:
             return None
         return ((data.get("nodes") or {}).get("node")) or []
@@ -153,7 +141,7 @@ class LocalCluster:
         for path, perm in ((f"/user/{user}", "755"), ("/tmp/logs", "1777"), ("/tmp", "1777")):
             url = (f"{self.layout.nn_web}/webhdfs/v1{path}?op=MKDIRS&permission={perm}"
                    f"&user.name={user}")
-            if not (http_json(url, method="PUT") or {}).get("boolean"):
+            if not (fetch_json(url, method="PUT") or {}).get("boolean"):
                 raise ClusterError(f"could not create {path} on HDFS via {self.layout.nn_web}")
 
     def down(self, progress: Progress, purge: bool = False) -> list[str]:
