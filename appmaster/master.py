@@ -66,8 +66,9 @@ def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
     without one (killed, lost, out of memory) is decided by YARN's state.
     """
     kv = app.kv.get_prefix(protocol.KV_PREFIX)
+    by_container = {t.container_id: t for t in table.tasks}  # one lookup per container, not a scan
     for c in app.get_containers(states=_ALL_STATES):
-        task = table.by_container(c.id)
+        task = by_container.get(c.id)
         if task is None or task.state.is_terminal():
             continue
         task.yarn_container_id = c.yarn_container_id or ""
@@ -108,10 +109,11 @@ def run(app: skein.ApplicationClient, job: JobSpec) -> tuple[str, str, TaskTable
             app.kv[protocol.KV_CLUSTER] = json.dumps(table.cluster_view()).encode()
             published = True
             print(f"tfyarn AM: all {len(table.tasks)} task(s) registered; cluster view published", flush=True)
-        doc = json.dumps(status_doc(app.id, job, table, "RUNNING")["tasks"])
-        if doc != last:
-            app.kv[protocol.KV_STATUS] = json.dumps(status_doc(app.id, job, table, "RUNNING")).encode()
-            last = doc
+        doc = status_doc(app.id, job, table, "RUNNING")
+        tasks = json.dumps(doc["tasks"])
+        if tasks != last:  # republish only when a task changed, not every poll
+            app.kv[protocol.KV_STATUS] = json.dumps(doc).encode()
+            last = tasks
     # Decided: whatever still runs (parameter servers, evaluator, the rest after a failure) is stopped.
     for t in table.tasks:
         if not t.state.is_terminal() and t.container_id:

@@ -53,12 +53,6 @@ class TaskTable:
         tasks = [Task(role.name, i) for role in job.roles.values() for i in range(role.instances)]
         return cls(tasks, job.required_roles(), job.tolerated_roles())
 
-    def by_container(self, container_id: str) -> Task | None:
-        for t in self.tasks:
-            if t.container_id == container_id:
-                return t
-        return None
-
     def all_registered(self) -> bool:
         return all(t.address for t in self.tasks)
 

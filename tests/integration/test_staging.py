@@ -132,14 +132,20 @@ def test_sharded_input_gives_workers_disjoint_files_covering_the_set(cluster, da
     assert set.union(*sets) == {f"part-{i:05d}" for i in range(10)}
 
 
+def submit_writer(yarn_apps: list[str], dest: str, script: str, *flags: str) -> str:
+    """Submit (without waiting) a one-task job whose script writes ./out, published to ``dest``."""
+    sub = subprocess.run([*TFYARN, "submit", "--worker-memory", "512m", "--output", f"out:hdfs://{dest}", *flags,
+                          "--", "python", "-c", script], capture_output=True, text=True)
+    app = app_id_from(sub.stdout)
+    yarn_apps.append(app)
+    return app
+
+
 def test_killed_during_upload_leaves_nothing_at_the_destination(cluster, yarn_apps):
     dest = f"{BASE}/killed-{uuid.uuid4().hex[:6]}"
     write = ("import os\nos.makedirs('out')\n"
              "for i in range(400):\n    open(f'out/f{i:04d}', 'wb').write(os.urandom(1 << 20))\n")
-    sub = subprocess.run([*TFYARN, "submit", "--worker-memory", "512m", "--output", f"out:hdfs://{dest}",
-                          "--upload-threads", "1", "--", "python", "-c", write], capture_output=True, text=True)
-    app = app_id_from(sub.stdout)
-    yarn_apps.append(app)
+    app = submit_writer(yarn_apps, dest, write, "--upload-threads", "1")
     parent = os.path.dirname(dest)
     deadline = time.monotonic() + 180
     while "_tfyarn_tmp_" not in hadoop(cluster, "hdfs", "dfs", "-ls", parent).stdout:
@@ -182,10 +188,7 @@ def test_snapshots_while_running_by_timer_and_by_tfyarn_save(cluster, yarn_apps)
     dest = f"{BASE}/snap-{uuid.uuid4().hex[:6]}"
     write = ("import os, time\nos.makedirs('out', exist_ok=True)\n"
              "for i in range(25):\n    open(f'out/step-{i:03d}', 'w').write(str(i))\n    time.sleep(1)\n")
-    sub = subprocess.run([*TFYARN, "submit", "--worker-memory", "512m", "--output", f"out:hdfs://{dest}",
-                          "--save-every", "5", "--", "python", "-c", write], capture_output=True, text=True)
-    app = app_id_from(sub.stdout)
-    yarn_apps.append(app)
+    app = submit_writer(yarn_apps, dest, write, "--save-every", "5")
     time.sleep(8)
     save = subprocess.run([*TFYARN, "save", app], capture_output=True, text=True, timeout=120)
     assert save.returncode == 0, save.stdout + save.stderr
