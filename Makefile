@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 TFYARN := $(PY) -m tfyarn
 
-.PHONY: demo test unit integration bench up down venv clean
+.PHONY: demo test unit integration bench up down venv browser clean
 
 # Everything from nothing to a SUCCEEDED distributed training job on the local cluster:
 # TF2 ParameterServerStrategy, 1 chief + 2 workers + 1 ps (examples/tensorflow/ps_strategy).
@@ -14,13 +14,13 @@ demo: up
 	@echo "Model (checkpoint + SavedModel): $(DEMO_MODEL)"
 
 # The whole test suite (unit + integration on the real local cluster). CI runs this.
-test: up
+test: up browser
 	$(PY) -m pytest tests -ra
 
 unit: $(VENV)/.installed
 	$(PY) -m pytest tests/unit -ra
 
-integration: up
+integration: up browser
 	$(PY) -m pytest tests/integration -ra
 
 # Benchmarks (not tests): each prints its table and a JSON line; they need the cluster up.
@@ -34,6 +34,13 @@ down:
 	@if [ -x $(PY) ]; then $(TFYARN) cluster down; fi
 
 venv: $(VENV)/.installed
+
+# The status page is tested in a real headless browser: Debian's chromium and its driver.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+	  echo 'Installing Debian chromium + chromium-driver for the browser tests...'; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

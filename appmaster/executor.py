@@ -17,7 +17,8 @@ import time
 
 import skein
 
-from appmaster import process, runtimes
+from appmaster import gpus, process, runtimes
+from appmaster.monitor import Monitor, Timeline
 from appmaster.staging import StagingPlan, publish_outputs, publish_snapshot, stage_inputs
 from tfyarn import protocol
 
@@ -83,14 +84,30 @@ def snapshots(app: skein.ApplicationClient, staging: StagingPlan, workdir: str, 
             print(f"tfyarn: snapshot failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
 
 
+def own_gpus() -> dict[str, object]:
+    """Devices YARN or Docker bound to this container, for the registration; none: the AM binds."""
+    env = dict(os.environ)
+    if env.get("NM_HOST") and env.get("NM_HTTP_PORT"):
+        info = gpus.node_gpu_info(f"{env['NM_HOST']}:{env['NM_HTTP_PORT']}")
+        found = gpus.yarn_assigned(info, env.get("CONTAINER_ID", ""))
+        if found is not None:
+            return {"gpus": found, "gpu_binding": "yarn"}
+    found = gpus.docker_assigned(env)
+    return {"gpus": found, "gpu_binding": "docker"} if found is not None else {}
+
+
 def main() -> int:
+    started = time.time()  # YARN localized the container's files before starting us
     role = os.environ[protocol.ENV_ROLE]
     index = int(os.environ[protocol.ENV_TASK_INDEX])
     framework = os.environ.get(protocol.ENV_FRAMEWORK, "none")
     nproc = int(os.environ.get(protocol.ENV_NPROC_PER_NODE, "1"))
     command = protocol.decode_env(os.environ[protocol.ENV_COMMAND])
+    tb_uri = os.environ.get(protocol.ENV_TENSORBOARD_URI, "")
     name = protocol.task_name(role, index)
     app = skein.ApplicationClient.from_current()
+    timeline = Timeline(app, role, index)
+    timeline.stamp("localized", started)
     staging = StagingPlan.from_env(os.environ.get(protocol.ENV_STAGING))
     workdir = os.getcwd()
     link_code(workdir)
@@ -100,25 +117,41 @@ def main() -> int:
         msg = f"staging inputs failed: {type(e).__name__}: {e}"
         print(f"tfyarn: {msg}", file=sys.stderr, flush=True)
         return report_exit(app, role, index, process.Outcome(protocol.EXIT_STAGING_FAILED, msg))
+    timeline.stamp("inputs_staged")
 
     sock = reserve_port()
     address = f"{advertised_host()}:{sock.getsockname()[1]}"
-    app.kv[protocol.kv_task_addr(role, index)] = json.dumps({"address": address, "staging_s": staging_s}).encode()
+    app.kv[protocol.kv_task_addr(role, index)] = json.dumps(
+        {"address": address, "staging_s": staging_s, **own_gpus()}).encode()
+    timeline.stamp("registered")
     print(f"tfyarn: {name} registered {address}; waiting for the other tasks", file=sys.stderr, flush=True)
     view = json.loads(app.kv.wait(protocol.KV_CLUSTER))
+    timeline.stamp("rendezvous")
+    devices = json.loads(app.kv.get(protocol.kv_task_gpus(role, index)) or b"[]")
 
-    extra = {**input_env, **runtimes.framework_env(framework, role, index, view, nproc)}
+    events_file = os.path.join(workdir, ".tfyarn-events")
+    extra = {**input_env, **runtimes.framework_env(framework, role, index, view, nproc),
+             **gpus.cuda_env(devices), protocol.ENV_EVENTS: events_file}
+    tb_dir = os.path.join(workdir, protocol.TENSORBOARD_SUBDIR)
+    if tb_uri:
+        os.makedirs(tb_dir, exist_ok=True)
+        extra[protocol.ENV_TENSORBOARD_DIR] = tb_dir
     if framework == "pytorch":
         command = runtimes.pytorch_command(command, index, view, nproc, app.id)
     if framework != "tensorflow":
         sock.close()
     app.kv[protocol.kv_task_started(role, index)] = json.dumps(
         {"address": address, "time": time.time(), "container": os.environ.get("CONTAINER_ID", "")}).encode()
-    print(f"tfyarn: {name} at {address} runs: {' '.join(command)}", file=sys.stderr, flush=True)
+    print(f"tfyarn: {name} at {address} on GPU(s) [{','.join(map(str, devices))}] runs: {' '.join(command)}",
+          file=sys.stderr, flush=True)
     if staging.outputs:
         threading.Thread(target=snapshots, args=(app, staging, workdir, role, index), daemon=True).start()
+    monitor = Monitor(app, role, index, timeline, events_file, devices, tb_dir, tb_uri)
+    monitor.start()
+    timeline.stamp("process_started")
     outcome = process.run(command, task_env(dict(os.environ), extra))
     sock.close()
+    monitor.finish()
     if outcome.exit_code == 0 and staging.outputs:
         try:
             publish_outputs(staging, workdir, app.id)

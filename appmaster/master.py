@@ -18,8 +18,11 @@ from typing import Any
 
 import skein
 
+from appmaster import gpus
 from appmaster.staging import StagingPlan
-from appmaster.tasks import TaskTable
+from appmaster.tasks import Task, TaskTable
+from appmaster.tensorboard import TensorBoard
+from appmaster.web import StatusServer
 from tfyarn import protocol
 from tfyarn.spec import JobSpec
 from tfyarn.status import TaskState
@@ -40,6 +43,14 @@ def staging_plan(job: JobSpec, role: str, index: int) -> StagingPlan:
     )
 
 
+def job_user() -> str:
+    return os.environ.get("USER") or os.environ.get("HADOOP_USER_NAME") or "unknown"
+
+
+def tensorboard_uri(app_id: str) -> str:
+    return f"{protocol.job_dir(job_user(), app_id)}/{protocol.TENSORBOARD_SUBDIR}"
+
+
 def request_containers(app: skein.ApplicationClient, job: JobSpec, table: TaskTable) -> None:
     for task in table.tasks:
         role = job.roles[task.role]
@@ -53,6 +64,8 @@ def request_containers(app: skein.ApplicationClient, job: JobSpec, table: TaskTa
             protocol.ENV_NPROC_PER_NODE: str(role.processes),
             protocol.ENV_STAGING: staging_plan(job, task.role, task.index).to_env(),
         }
+        if job.tensorboard:
+            env[protocol.ENV_TENSORBOARD_URI] = f"{tensorboard_uri(app.id)}/{task.role}-{task.index}"
         container = app.add_container(task.role, env=env)
         task.container_id = container.id
         task.state = TaskState.REQUESTED
@@ -77,11 +90,21 @@ def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
         task.state = TaskState(str(c.state))
         if task.state.is_terminal():
             task.exit_message = c.exit_message or ""
+        if c.start_time and "allocated" not in task.timeline:
+            task.timeline["allocated"] = c.start_time.timestamp()
     for task in table.tasks:
         reg = kv.get(protocol.kv_task_addr(task.role, task.index))
         if reg and not task.address:
             record = json.loads(reg)
             task.address, task.staging_s = record["address"], record["staging_s"]
+            if record.get("gpus") is not None:  # YARN or Docker bound them
+                task.gpus, task.gpu_binding = list(record["gpus"]), str(record.get("gpu_binding", "yarn"))
+        events = kv.get(protocol.kv_task_events(task.role, task.index))
+        if events:
+            task.timeline.update(json.loads(events))
+        sample = kv.get(protocol.kv_task_telemetry(task.role, task.index))
+        if sample:
+            task.telemetry = json.loads(sample)["gpus"]
         raw = kv.get(protocol.kv_task_exit(task.role, task.index))
         if raw and task.exit_code is None:
             record = json.loads(raw)
@@ -90,27 +113,84 @@ def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
             task.state = TaskState.SUCCEEDED if task.exit_code == 0 else TaskState.FAILED
 
 
-def status_doc(app_id: str, job: JobSpec, table: TaskTable, state: str, diagnostics: str = "") -> dict[str, Any]:
-    """The job's status as data: what `tfyarn status` shows per task."""
-    return {"app_id": app_id, "name": job.name, "framework": job.framework, "state": state,
-            "diagnostics": diagnostics, "time": time.time(), "tasks": [t.to_dict() for t in table.tasks],
-            "outputs": [{"src": o.src, "dest": o.dest, "task": job.output_task(o)} for o in job.outputs]}
+def bind_gpus(app: skein.ApplicationClient, table: TaskTable, pool: gpus.DevicePool, bound: set[str]) -> None:
+    """Tell every newly registered task its devices before the gang starts.
+
+    Devices YARN or Docker bound (the task's registration says so) are
+    kept; otherwise the AM binds the task's count from its node's devices.
+    """
+    info: dict[str, Any] = {}
+    for task in table.tasks:
+        if task.name in bound or not task.address:
+            continue
+        if task.gpus_asked and not task.gpu_binding:
+            if task.node_http_address not in info:
+                info[task.node_http_address] = gpus.node_gpu_info(task.node_http_address)
+            node = info[task.node_http_address]
+            task.gpus = pool.bind(task.host, task.name, task.gpus_asked, gpus.node_devices(node),
+                                  gpus.yarn_busy(node))
+            task.gpu_binding = "tfyarn"
+            if len(task.gpus) < task.gpus_asked:
+                print(f"tfyarn AM: {task.name} asked {task.gpus_asked} GPU(s) but {task.host} has only "
+                      f"{len(task.gpus)} unbound; it gets those", flush=True)
+        task.gpu_binding = task.gpu_binding or "none"
+        app.kv[protocol.kv_task_gpus(task.role, task.index)] = json.dumps(task.gpus).encode()
+        bound.add(task.name)
 
 
-def run(app: skein.ApplicationClient, job: JobSpec) -> tuple[str, str, TaskTable]:
-    table = TaskTable.for_job(job)
-    request_containers(app, job, table)
-    print(f"tfyarn AM: requested {len(table.tasks)} container(s) for job {job.name!r}", flush=True)
-    published, last = False, ""
+def log_urls(task: Task, user: str) -> dict[str, str]:
+    """Live links to the task's log on its NodeManager's web UI."""
+    if not (task.node_http_address and task.yarn_container_id):
+        return {}
+    base = f"http://{task.node_http_address}/node/containerlogs/{task.yarn_container_id}/{user}"
+    return {"log_url": f"{base}/{task.role}.log/?start=-65536", "logs_dir_url": base}
+
+
+class Job:
+    """Everything the AM knows about the job, and its status as one document."""
+
+    def __init__(self, app_id: str, spec: JobSpec, table: TaskTable, started: float):
+        self.app_id, self.spec, self.table = app_id, spec, table
+        self.user = job_user()
+        submitted = float(os.environ.get(protocol.ENV_SUBMIT_TIME) or 0) or None
+        self.timeline: dict[str, float | None] = {"submitted": submitted, "am_started": started}
+        self.tensorboard: TensorBoard | None = None
+
+    def doc(self, state: str, diagnostics: str = "") -> dict[str, Any]:
+        """The job's status as data: the page, `tfyarn status` and the saved history all show this."""
+        now = time.time()
+        origin = self.timeline["submitted"] or self.timeline["am_started"] or now
+        tasks = []
+        for t in self.table.tasks:
+            d = t.to_dict()
+            d.update(log_urls(t, self.user))
+            tasks.append(d)
+        return {"app_id": self.app_id, "name": self.spec.name, "framework": self.spec.framework, "user": self.user,
+                "queue": self.spec.queue, "state": state, "diagnostics": diagnostics, "time": now,
+                "duration_s": now - origin, "timeline": dict(self.timeline), "tasks": tasks,
+                "tensorboard": self.tensorboard.info() if self.tensorboard else None,
+                "outputs": [{"src": o.src, "dest": o.dest, "task": self.spec.output_task(o)}
+                            for o in self.spec.outputs]}
+
+
+def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str, str]:
+    table, spec = job.table, job.spec
+    request_containers(app, spec, table)
+    print(f"tfyarn AM: requested {len(table.tasks)} container(s) for job {spec.name!r}", flush=True)
+    pool, bound = gpus.DevicePool(), set[str]()
+    last = ""
     while (outcome := table.outcome()) is None:
         time.sleep(POLL_S)
         sync(app, table)
-        if not published and table.all_registered():
-            app.kv[protocol.KV_CLUSTER] = json.dumps(table.cluster_view()).encode()
-            published = True
-            print(f"tfyarn AM: all {len(table.tasks)} task(s) registered; cluster view published", flush=True)
-        doc = status_doc(app.id, job, table, "RUNNING")
-        tasks = json.dumps(doc["tasks"])
+        if "rendezvous" not in job.timeline:
+            bind_gpus(app, table, pool, bound)
+            if table.all_registered():
+                app.kv[protocol.KV_CLUSTER] = json.dumps(table.cluster_view()).encode()
+                job.timeline["rendezvous"] = time.time()
+                print(f"tfyarn AM: all {len(table.tasks)} task(s) registered; cluster view published", flush=True)
+        doc = job.doc("RUNNING")
+        web.update(doc)
+        tasks = json.dumps([doc["tasks"], doc["tensorboard"]])
         if tasks != last:  # republish only when a task changed, not every poll
             app.kv[protocol.KV_STATUS] = json.dumps(doc).encode()
             last = tasks
@@ -119,26 +199,51 @@ def run(app: skein.ApplicationClient, job: JobSpec) -> tuple[str, str, TaskTable
         if not t.state.is_terminal() and t.container_id:
             app.kill_container(t.container_id)
             t.state = TaskState.KILLED if t.exit_code is None else t.state
-    return (*outcome, table)
+    return outcome
+
+
+def save_status(doc: dict[str, Any], user: str, app_id: str) -> None:
+    """Keep the final status on HDFS, where `tfyarn status` finds it after the job."""
+    from tfyarn.storage import locate, parse_uri
+
+    loc = locate(parse_uri(f"{protocol.job_dir(user, app_id)}/{protocol.STATUS_FILE}"))
+    loc.fs.create_dir(os.path.dirname(loc.path), recursive=True)
+    with loc.fs.open_output_stream(loc.path, compression=None) as f:
+        f.write(json.dumps(doc).encode())
 
 
 def main() -> int:
+    started = time.time()
     app = skein.ApplicationClient.from_current()
-    job: JobSpec | None = None
-    table = TaskTable()
+    job: Job | None = None
+    web = StatusServer(os.environ.get("NM_HOST") or "localhost")
     try:
-        job = JobSpec.from_dict(protocol.decode_env(os.environ[protocol.ENV_JOB]))
-        status, diagnostics, table = run(app, job)
+        spec = JobSpec.from_dict(protocol.decode_env(os.environ[protocol.ENV_JOB]))
+        job = Job(app.id, spec, TaskTable.for_job(spec), started)
+        web.update(job.doc("STARTING"))
+        app.ui.add_page(protocol.UI_STATUS_ROUTE, web.url, link_name="tfyarn status")
+        if spec.tensorboard:
+            job.tensorboard = TensorBoard(app, web.host, tensorboard_uri(app.id), "tensorboard-logs")
+            job.tensorboard.start()
+        status, diagnostics = run(app, job, web)
     except Exception as e:  # the job must end FAILED, never hang or claim success
         traceback.print_exc()
         status, diagnostics = "FAILED", f"tfyarn AM error: {type(e).__name__}: {e}"
     print(f"tfyarn AM: job {status}: {diagnostics}", flush=True)
     if job is not None:
-        doc = status_doc(app.id, job, table, status, diagnostics)
+        if job.tensorboard:
+            job.tensorboard.stop()
+        doc = job.doc(status, diagnostics)
+        web.update(doc)
         app.kv[protocol.KV_STATUS] = json.dumps(doc).encode()
-        # Kept in the AM's aggregated log: `tfyarn status` reads it after the job ends.
+        # Kept in the AM's aggregated log, and on HDFS: `tfyarn status` reads them after the job ends.
         print(protocol.AM_STATUS_LINE + json.dumps(doc), flush=True)
+        try:
+            save_status(doc, job.user, app.id)
+        except Exception as e:
+            print(f"tfyarn AM: could not save the final status to HDFS: {type(e).__name__}: {e}", flush=True)
     app.shutdown(status, diagnostics)
+    web.close()
     return 0 if status == "SUCCEEDED" else 1
 
 

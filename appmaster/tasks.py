@@ -30,6 +30,12 @@ class Task:
     exit_code: int | None = None
     stderr_tail: str = ""
     exit_message: str = ""
+    gpus_asked: int = 0
+    gpus: list[int] = field(default_factory=list)  # physical device indices it is bound to
+    gpu_binding: str = ""  # who bound them: yarn | docker | tfyarn (the AM's fallback)
+    restarts: int = 0
+    timeline: dict[str, float] = field(default_factory=dict)  # stage -> epoch seconds
+    telemetry: list[dict[str, Any]] = field(default_factory=list)  # per GPU: util_pct, mem_used_mib, ...
 
     @property
     def name(self) -> str:
@@ -50,7 +56,8 @@ class TaskTable:
 
     @classmethod
     def for_job(cls, job: JobSpec) -> TaskTable:
-        tasks = [Task(role.name, i) for role in job.roles.values() for i in range(role.instances)]
+        tasks = [Task(role.name, i, gpus_asked=role.gpus) for role in job.roles.values()
+                 for i in range(role.instances)]
         return cls(tasks, job.required_roles(), job.tolerated_roles())
 
     def all_registered(self) -> bool:

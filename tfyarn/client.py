@@ -91,6 +91,7 @@ class Client:
             if ctx.code_archive:
                 pyenv.ensure_uploaded(pyenv.planned_code(spec.code or "."), progress)
         app_spec = plan(spec, ctx)
+        app_spec.master.env[protocol.ENV_SUBMIT_TIME] = f"{time.time():.3f}"  # the timeline's origin
         with _skein_errors():
             return self._skein.submit(app_spec)
 
@@ -100,19 +101,6 @@ class Client:
             r = self._skein.application_report(app_id)
         return _job_report(r)
 
-    def wait(self, app_id: str, on_change: Callable[[JobReport], None] | None = None,
-             poll_s: float = 1.0) -> JobReport:
-        """Poll until the job is terminal; call ``on_change`` when its state moves."""
-        last = None
-        while True:
-            rep = self.report(app_id)
-            if rep.state != last and on_change:
-                on_change(rep)
-            last = rep.state
-            if rep.state.is_terminal():
-                return rep
-            time.sleep(poll_s)
-
     def list_jobs(self) -> list[JobReport]:
         """tfyarn's applications (by tag), newest first."""
         with _skein_errors():
@@ -121,17 +109,41 @@ class Client:
                       key=lambda r: r.start_time_ms, reverse=True)
 
     def task_status(self, app_id: str) -> dict[str, Any] | None:
-        """The AM's per-task status: live from its key-value store, or from its log once finished."""
+        """The AM's status document: from its page while it runs, else the copy it saved on HDFS."""
         rep = self.report(app_id)
         if not rep.state.is_terminal():
-            try:
-                with _skein_errors():
-                    app = self._skein.connect(app_id, wait=False)
-                    raw = app.kv.get(protocol.KV_STATUS)
-                return json.loads(raw) if raw else None
-            except TfyarnError:
-                pass  # it ended meanwhile: read the log below
-        am_log = self._yarn_logs(app_id, "-am", "1", "-log_files", protocol.AM_LOG_FILE)
+            doc = self.live_status(rep)
+            if doc is not None:
+                return doc
+            rep = self.report(app_id)
+            if not rep.state.is_terminal():
+                return None  # the AM has not started serving yet
+        return self._saved_status(rep)
+
+    def live_status(self, rep: JobReport) -> dict[str, Any] | None:
+        """/api/status through the ResourceManager's proxy, else the AM's key-value copy."""
+        if rep.tracking_url.startswith("http"):
+            doc = fetch_json(protocol.status_page_url(rep.tracking_url) + protocol.API_STATUS)
+            if isinstance(doc, dict) and doc.get("app_id") == rep.app_id:
+                return doc
+        try:
+            with _skein_errors():
+                raw = self._skein.connect(rep.app_id, wait=False).kv.get(protocol.KV_STATUS)
+            return json.loads(raw) if raw else None
+        except TfyarnError:
+            return None  # it ended meanwhile
+
+    def _saved_status(self, rep: JobReport) -> dict[str, Any] | None:
+        """The final status the AM saved on HDFS, else the line it left in its aggregated log."""
+        try:
+            from tfyarn.storage import locate, parse_uri
+
+            loc = locate(parse_uri(f"{protocol.job_dir(rep.user, rep.app_id)}/{protocol.STATUS_FILE}"))
+            with loc.fs.open_input_stream(loc.path, compression=None) as f:
+                return json.loads(f.read())
+        except Exception:  # not saved (AM died, HDFS unreachable): fall back to the AM's log
+            pass
+        am_log = self._aggregated_logs(rep.app_id, "-am", "1", "-log_files", protocol.AM_LOG_FILE)
         for line in reversed(am_log.splitlines()):
             if line.startswith(protocol.AM_STATUS_LINE):
                 return json.loads(line[len(protocol.AM_STATUS_LINE):])
@@ -165,17 +177,39 @@ class Client:
         return self._yarn_logs(app_id)
 
     def task_log(self, app_id: str, task: dict[str, Any], running: bool) -> str | None:
-        """One task's output: from its NodeManager while it runs, else from the aggregated logs."""
+        """One task's output: from its NodeManager while it keeps the file, else from the aggregated logs.
+
+        A NodeManager serves a finished container's logs until it has aggregated them, and
+        `yarn logs` finds them only after that; between the two we wait for aggregation.
+        """
         filename = f"{task['role']}.log"
-        if running and task.get("node_http_address") and task.get("yarn_container_id"):
-            raw = fetch(f"http://{task['node_http_address']}/ws/v1/node/containerlogs/"
-                       f"{task['yarn_container_id']}/{filename}")
+        cid = task.get("yarn_container_id")
+        if task.get("node_http_address") and cid:
+            raw = fetch(f"http://{task['node_http_address']}/ws/v1/node/containerlogs/{cid}/{filename}")
             if raw is not None:  # the same framing as `yarn logs`
                 return _log_contents(raw.decode(errors="replace"))
-        if not task.get("yarn_container_id"):
+        if not cid:
             return None
-        text = self._yarn_logs(app_id, "-containerId", task["yarn_container_id"], "-log_files", filename)
+        args = ("-containerId", cid, "-log_files", filename)
+        text = self._yarn_logs(app_id, *args) if running else self._aggregated_logs(app_id, *args)
         return _log_contents(text)
+
+    def _aggregated_logs(self, app_id: str, *args: str, wait_s: float = 90) -> str:
+        """``yarn logs`` of an ended job, waiting while YARN still aggregates them."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                return self._yarn_logs(app_id, *args)
+            except TfyarnError:
+                if time.monotonic() > deadline or not self._aggregating(app_id):
+                    raise
+            time.sleep(1.0)
+
+    def _aggregating(self, app_id: str) -> bool:
+        """Whether YARN is still collecting the logs of ended job ``app_id``."""
+        data = fetch_json(f"{hadoop_env.rm_web(self.hadoop.conf_dir)}/ws/v1/cluster/apps/{app_id}")
+        state = ((data or {}).get("app") or {}).get("logAggregationStatus")
+        return state in (None, "NOT_START", "RUNNING")
 
     def _yarn_logs(self, app_id: str, *args: str) -> str:
         proc = subprocess.run(["yarn", "logs", "-applicationId", app_id, *args], capture_output=True, text=True)

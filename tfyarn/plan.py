@@ -18,6 +18,7 @@ from tfyarn import protocol
 from tfyarn.spec import JobSpec
 
 TAG = "tfyarn"
+TENSORBOARD_AM_MEMORY_MB = 512  # added to the AM container when it also runs TensorBoard
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,8 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
         if role.instances
     }
     master = skein.Master(
-        resources=skein.Resources(memory=spec.am_memory_mb, vcores=1),
+        resources=skein.Resources(
+            memory=spec.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if spec.tensorboard else 0), vcores=1),
         script=_script(ctx, "appmaster.master"),
         files=env_files,
         env={**common_env, protocol.ENV_JOB: protocol.encode_env(spec.to_dict())},

@@ -17,6 +17,7 @@ ENV_HADOOP_CONF_DIR = "HADOOP_CONF_DIR"
 
 # --- set by the plan on the ApplicationMaster container ----------------------
 ENV_JOB = "TFYARN_JOB"  # the job spec, encode_env()d
+ENV_SUBMIT_TIME = "TFYARN_SUBMIT_TIME"  # epoch seconds when the client submitted (the timeline's origin)
 
 # --- set by the AM on each task container ------------------------------------
 ENV_ROLE = "TFYARN_ROLE"  # e.g. "worker"
@@ -27,10 +28,14 @@ ENV_APP_ID = "TFYARN_APP_ID"
 ENV_FRAMEWORK = "TFYARN_FRAMEWORK"
 ENV_NPROC_PER_NODE = "TFYARN_NPROC_PER_NODE"  # pytorch: processes in this container
 ENV_STAGING = "TFYARN_STAGING"  # this task's inputs, shard and outputs, encode_env()d
+ENV_TENSORBOARD_URI = "TFYARN_TENSORBOARD_URI"  # --tensorboard: where this task's summaries are mirrored
 
 # --- set by the executor on the user process ----------------------------------
 ENV_INPUT = "TFYARN_INPUT"  # absolute local dir of the first --input
 ENV_INPUTS = "TFYARN_INPUTS"  # every input's local dir, os.pathsep-separated
+ENV_EVENTS = "TFYARN_EVENTS"  # a file the user's script reports milestones to (tfyarn.report)
+ENV_TENSORBOARD_DIR = "TFYARN_TENSORBOARD_DIR"  # --tensorboard: write summaries here; tfyarn mirrors them
+ENV_GPUS = "TFYARN_GPUS"  # the physical GPU indices of this container, comma-separated ("" for none)
 # The frameworks' own variables (TF_CONFIG, torchrun's MASTER_ADDR, RANK, ...) are
 # built in one place, appmaster.runtimes, under the names the frameworks define.
 
@@ -57,6 +62,9 @@ KV_CLUSTER = f"{KV_PREFIX}cluster"  # the AM's cluster view once every task regi
 KV_STATUS = f"{KV_PREFIX}status"  # the AM's job status (JSON), rewritten on every change
 KV_SAVE = f"{KV_PREFIX}save"  # `tfyarn save` puts here: output tasks publish a snapshot now
 KV_SNAPSHOT_PREFIX = f"{KV_PREFIX}snapshot/"  # + task name: the last snapshot published (JSON)
+KV_GPUS_PREFIX = f"{KV_PREFIX}gpus/"  # + task name: the GPU indices the AM bound it to (JSON list)
+KV_EVENTS_PREFIX = f"{KV_PREFIX}events/"  # + task name: {stage: epoch seconds} of its startup timeline
+KV_TELEMETRY_PREFIX = f"{KV_PREFIX}telemetry/"  # + task name: its GPUs' utilisation and memory (JSON)
 AM_STATUS_LINE = "tfyarn-final-status: "  # prefix of the AM log line holding the final status JSON
 AM_LOG_FILE = "application.driver.log"  # where skein puts the AM script's output
 
@@ -91,6 +99,44 @@ def kv_task_snapshot(role: str, index: int) -> str:
 def snapshot_uri(dest: str, stamp: str) -> str:
     """Where a mid-run snapshot of an output goes: beside the final destination."""
     return f"{dest.rstrip('/')}.snapshots/{stamp}"
+
+
+def kv_task_gpus(role: str, index: int) -> str:
+    return f"{KV_GPUS_PREFIX}{task_name(role, index)}"
+
+
+def kv_task_events(role: str, index: int) -> str:
+    return f"{KV_EVENTS_PREFIX}{task_name(role, index)}"
+
+
+def kv_task_telemetry(role: str, index: int) -> str:
+    return f"{KV_TELEMETRY_PREFIX}{task_name(role, index)}"
+
+
+# --- the AM's web pages (skein's UI proxies them under <tracking URL>pages/<route>/) ---
+UI_STATUS_ROUTE = "tfyarn"  # the status page; its JSON at UI_STATUS_ROUTE/API_STATUS
+UI_TENSORBOARD_ROUTE = "tensorboard"
+API_STATUS = "api/status"
+
+
+def status_page_url(tracking_url: str) -> str:
+    return f"{tracking_url.rstrip('/')}/pages/{UI_STATUS_ROUTE}/"
+
+
+# --- a job's files on HDFS ------------------------------------------------------
+def job_dir(user: str, app_id: str) -> str:
+    """Where a job keeps its final status and TensorBoard summaries."""
+    return f"hdfs:///user/{user}/.tfyarn/jobs/{app_id}"
+
+
+STATUS_FILE = "status.json"  # the final status document, in job_dir
+TENSORBOARD_SUBDIR = "tensorboard"  # in job_dir: one sub-dir per task
+
+
+# Startup timeline stages, in order. The AM stamps the first three and
+# "rendezvous"; executors the per-task ones; the user's script "first_step".
+STAGES = ("submitted", "am_started", "allocated", "localized", "inputs_staged", "registered",
+          "rendezvous", "process_started", "first_step")
 
 
 def kv_task_started(role: str, index: int) -> str:

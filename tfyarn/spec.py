@@ -218,6 +218,7 @@ class JobSpec:
     save_every: int = 0  # seconds between mid-run output snapshots; 0 = only on `tfyarn save`
     download_threads: int = 10  # per container (XLearning's download.thread.nums)
     upload_threads: int = 10
+    tensorboard: bool = False  # the AM runs TensorBoard on the tasks' $TFYARN_TENSORBOARD_DIR summaries
 
     def validate(self) -> JobSpec:
         """Raise SpecError naming the first field that is wrong; return self."""
@@ -264,8 +265,9 @@ class JobSpec:
         if self.save_every and not self.outputs:
             raise SpecError("save_every: snapshots need an output (--output DIR:URI)")
         _check_int(self.upload_threads, "upload_threads", 1)
-        if not isinstance(self.overwrite, bool):
-            raise SpecError(f"overwrite: expected true or false, got {self.overwrite!r}")
+        for key in ("overwrite", "tensorboard"):
+            if not isinstance(getattr(self, key), bool):
+                raise SpecError(f"{key}: expected true or false, got {getattr(self, key)!r}")
         for i, inp in enumerate(self.inputs):
             inp.validate(f"inputs[{i}]")
         for i, out in enumerate(self.outputs):

@@ -38,21 +38,26 @@ def status(app_id: str, as_json: bool) -> None:
         d = asdict(rep)
         d["state"] = rep.state.value
         d["framework"] = rep.framework
-        d["tasks"] = (tasks or {}).get("tasks")
+        for key in ("tasks", "timeline", "tensorboard", "outputs"):
+            d[key] = (tasks or {}).get(key)
         click.echo(json.dumps(d, indent=2))
         return
     click.echo(f"{rep.app_id}  {rep.name}  {rep.framework}  {rep.state.value}  "
                f"(YARN {rep.yarn_state}/{rep.final_status})")
     click.echo(f"Queue: {rep.queue}  User: {rep.user}  Tracking URL: {rep.tracking_url}")
+    if not rep.state.is_terminal():
+        click.echo(f"Status page: {protocol.status_page_url(rep.tracking_url)}")
     if rep.diagnostics:
         click.echo(f"Diagnostics: {rep.diagnostics}")
     if tasks and tasks.get("tasks"):
-        click.echo(f"\n{'TASK':<14}{'STATE':<11}{'EXIT':<6}{'HOST':<16}{'ADDRESS':<22}{'STAGING':<9}CONTAINER")
+        click.echo(f"\n{'TASK':<14}{'STATE':<11}{'RESTARTS':<9}{'EXIT':<6}{'HOST':<16}{'ADDRESS':<22}"
+                   f"{'GPUS':<8}{'STAGING':<9}CONTAINER")
         for t in tasks["tasks"]:
             code = "" if t["exit_code"] is None else str(t["exit_code"])
             staging = "-" if t.get("staging_s") is None else f"{t['staging_s']:.1f}s"
-            click.echo(f"{t['name']:<14}{t['state']:<11}{code:<6}{t['host'] or '-':<16}"
-                       f"{t['address'] or '-':<22}{staging:<9}{t['yarn_container_id'] or '-'}")
+            devices = ",".join(str(d) for d in t.get("gpus") or []) or "-"
+            click.echo(f"{t['name']:<14}{t['state']:<11}{t.get('restarts', 0):<9}{code:<6}{t['host'] or '-':<16}"
+                       f"{t['address'] or '-':<22}{devices:<8}{staging:<9}{t['yarn_container_id'] or '-'}")
     elif rep.state.is_terminal():
         click.echo("(per-task detail not available yet: YARN is still aggregating the logs)")
 

@@ -28,7 +28,7 @@ FLAG_KEYS: dict[str, str] = {
     "max_attempts": "--max-attempts", "evaluator_may_fail": "--evaluator-may-fail",
     "inputs": "--input", "outputs": "--output", "overwrite": "--overwrite",
     "download_threads": "--download-threads", "upload_threads": "--upload-threads", "python_env": "--python-env",
-    "save_every": "--save-every", "code": "--code",
+    "save_every": "--save-every", "code": "--code", "tensorboard": "--tensorboard",
     "roles.worker.instances": "--num-workers", "roles.ps.instances": "--num-ps",
     "roles.chief.instances": "--chief", "roles.evaluator.instances": "--evaluator",
     "roles.worker.nproc_per_node": "--nproc-per-node",
@@ -112,6 +112,35 @@ def build_spec(conf: Path | None, given: dict[str, Any], sets: tuple[tuple[str, 
     return JobSpec.from_dict(doc)
 
 
+def progress_line(state: str, doc: dict[str, Any] | None, total: int) -> str:
+    """One line of --wait progress: the job state, and while it starts, its containers."""
+    if state != "RUNNING" or not doc or not doc.get("tasks"):
+        return state
+    tasks = doc["tasks"]
+    allocated = sum(1 for t in tasks if t.get("yarn_container_id"))
+    registered = sum(1 for t in tasks if t.get("address"))
+    done = sum(1 for t in tasks if t["state"] in ("SUCCEEDED", "FAILED", "KILLED"))
+    line = f"RUNNING: containers {allocated}/{total} allocated, {registered}/{total} registered"
+    if (doc.get("timeline") or {}).get("rendezvous"):
+        line += f"; training ({done}/{total} task(s) ended)"
+    return line
+
+
+def follow(client: Any, app_id: str, total: int, poll_s: float = 1.0) -> Any:
+    """Print the job's progress as it changes until it ends; return the final report."""
+    t0, last = time.monotonic(), ""
+    while True:
+        rep = client.report(app_id)
+        doc = client.live_status(rep) if rep.state.value == "RUNNING" else None
+        line = progress_line(rep.state.value, doc, total)
+        if line != last:
+            click.echo(f"[{time.monotonic() - t0:6.1f}s] {line}", err=True)
+            last = line
+        if rep.state.is_terminal():
+            return rep
+        time.sleep(poll_s)
+
+
 def _role_options(f: Any) -> Any:
     for role in reversed(ROLES):
         f = click.option(f"--{role}-node-label", default=None, help=f"Node label for {role} containers.")(f)
@@ -171,6 +200,9 @@ def _role_options(f: Any) -> Any:
                    "container; ARCHIVE: a venv-pack/conda-pack .tar.gz to use instead. [default: local]")
 @click.option("--code", type=click.Path(exists=True, file_okay=False), default=None,
               help="A source dir shipped (packed, cached by content) into every task's working dir.")
+@click.option("--tensorboard", is_flag=True, default=None,
+              help="Run TensorBoard for the job, linked from its status page: tasks write summaries to "
+                   "$TFYARN_TENSORBOARD_DIR, mirrored to HDFS every few seconds (AM gets 512 MiB more).")
 @click.option("--tag", "tag", multiple=True, help="YARN application tag (repeatable).")
 @click.option("--am-memory", type=MEMORY, default=None, help="ApplicationMaster memory. [default: 768m]")
 @click.option("--max-attempts", type=click.IntRange(min=1), default=None, help="YARN AM attempts. [default: 1]")
@@ -239,9 +271,8 @@ def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets
         if not wait:
             click.echo(f"Next: tfyarn status {app_id} | tfyarn logs {app_id} | tfyarn kill {app_id}")
             return
-        t0 = time.monotonic()
-        final = client.wait(app_id, on_change=lambda r: click.echo(
-            f"[{time.monotonic() - t0:6.1f}s] {app_id} {r.state.value}", err=True))
+        final = follow(client, app_id, spec.num_tasks)
     click.echo(f"{app_id} {final.state.value}: {final.diagnostics}")
+    click.echo(f"Tracking URL: {final.tracking_url}")
     if final.state.value != "SUCCEEDED":
         raise JobFailed(f"{app_id} ended {final.state.value}; logs: tfyarn logs {app_id}")

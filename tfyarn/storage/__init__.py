@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the same names, for type checkers
     from tfyarn.storage.fs import Location, locate
-    from tfyarn.storage.transfer import CopyReport, copy_tree, list_files, publish, put_file, shard
+    from tfyarn.storage.transfer import CopyReport, copy_tree, list_files, mirror, publish, put_file, shard
     from tfyarn.storage.uri import StorageUri, parse_uri
 
 _WHERE = {
     "StorageUri": "uri", "parse_uri": "uri",
     "Location": "fs", "locate": "fs",
-    "CopyReport": "transfer", "copy_tree": "transfer", "list_files": "transfer", "publish": "transfer",
+    "CopyReport": "transfer", "copy_tree": "transfer", "list_files": "transfer", "mirror": "transfer",
+    "publish": "transfer",
     "put_file": "transfer", "shard": "transfer",
 }
 __all__ = sorted(_WHERE)

@@ -175,3 +175,30 @@ def put_file(src: Location, dest: Location, progress: Progress | None = None) ->
         raise StorageError(f"size mismatch uploading {src.uri} to {dest.uri}")
     dest.fs.move(dest.path + PART, dest.path)
     return size
+
+
+def mirror(src: Location, dst: Location) -> int:
+    """Bring ``dst`` up to date with a tree whose files grow (TensorBoard event files).
+
+    Files that are new or whose size differs are copied, up to the size
+    listed (a file still being appended to is taken as of the listing),
+    and replace the old copy in one rename. Returns the files copied.
+    """
+    copied = 0
+    for f in list_files(src):
+        target = posixpath.join(dst.path, f.rel)
+        have = dst.fs.get_file_info(target)
+        if have.type == pafs.FileType.File and have.size == f.size:
+            continue
+        dst.fs.create_dir(posixpath.dirname(target), recursive=True)
+        left = f.size
+        with src.fs.open_input_stream(posixpath.join(src.path, f.rel), compression=None) as fin, \
+                dst.fs.open_output_stream(target + PART, compression=None) as fout:
+            while left > 0 and (chunk := fin.read(min(CHUNK, left))):
+                fout.write(chunk)
+                left -= len(chunk)
+        if have.type == pafs.FileType.File:
+            dst.fs.delete_file(target)
+        dst.fs.move(target + PART, target)
+        copied += 1
+    return copied

@@ -19,6 +19,12 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tf_keras as keras  # noqa: E402  (Keras 2: works with ParameterServerStrategy)
 
+try:  # tfyarn's status page shows when the first step ended; a no-op elsewhere
+    from tfyarn.report import first_step
+except ImportError:
+    def first_step() -> None:
+        pass
+
 FEATURES = 8
 
 
@@ -42,6 +48,8 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--model-dir", default="model")
     p.add_argument("--data-dir", default=os.environ.get("TFYARN_INPUT"))
+    p.add_argument("--log-dir", default=os.environ.get("TFYARN_TENSORBOARD_DIR"),
+                   help="TensorBoard summaries (default: $TFYARN_TENSORBOARD_DIR, set by --tensorboard)")
     args = p.parse_args()
 
     resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
@@ -81,11 +89,18 @@ def main() -> None:
 
     losses = []
     t0 = time.time()
+    coordinator.schedule(step_fn, args=(iterator,)).fetch()
+    first_step()
+    writer = tf.summary.create_file_writer(args.log_dir) if args.log_dir else None
     for epoch in range(args.epochs):
         results = [coordinator.schedule(step_fn, args=(iterator,)) for _ in range(args.steps_per_epoch)]
         coordinator.join()
         losses.append(float(np.mean([r.fetch() for r in results])))
         print(f"epoch {epoch}: loss {losses[-1]:.4f}", flush=True)
+        if writer:
+            with writer.as_default():
+                tf.summary.scalar("loss", losses[-1], step=epoch)
+            writer.flush()
 
     # Under ParameterServerStrategy the ps tasks write a checkpoint of their own
     # variables, so it needs a path every task shares. Here the chief copies the

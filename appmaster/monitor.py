@@ -1,0 +1,110 @@
+"""The executor's background reporter: timeline, GPU telemetry, TensorBoard mirror.
+
+One daemon thread per task: it forwards the milestones the user's script
+writes to $TFYARN_EVENTS (tfyarn.report), samples the task's GPUs, and
+mirrors its TensorBoard dir to HDFS, so a multi-node job's summaries meet
+in one place the AM's TensorBoard reads. Nothing here may fail the task.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+import skein
+
+from appmaster import gpus
+from tfyarn import protocol
+
+EVENTS_POLL_S = 1.0
+SLOW_EVERY_S = 5.0  # telemetry and TensorBoard mirroring
+
+
+class Timeline:
+    """This task's startup stages, each stamped once and published to the AM."""
+
+    def __init__(self, app: skein.ApplicationClient, role: str, index: int):
+        self.app, self.key = app, protocol.kv_task_events(role, index)
+        self.stages: dict[str, float] = {}
+        self.lock = threading.Lock()
+
+    def stamp(self, stage: str, when: float | None = None) -> None:
+        with self.lock:
+            if stage in self.stages:
+                return
+            self.stages[stage] = when if when is not None else time.time()
+            doc = json.dumps(self.stages).encode()
+        try:
+            self.app.kv[self.key] = doc
+        except Exception as e:  # the AM may be gone at the very end
+            print(f"tfyarn: could not report {stage}: {e}", file=sys.stderr, flush=True)
+
+
+def mirror_tensorboard(local_dir: str, uri: str) -> None:
+    """Copy new and grown summary files of ``local_dir`` to ``uri`` (complete files are skipped)."""
+    from tfyarn.storage import locate, mirror, parse_uri
+
+    if os.path.isdir(local_dir) and any(os.scandir(local_dir)):
+        mirror(locate(parse_uri(os.path.abspath(local_dir))), locate(parse_uri(uri)))
+
+
+class Monitor(threading.Thread):
+    def __init__(self, app: skein.ApplicationClient, role: str, index: int, timeline: Timeline,
+                 events_file: str, devices: list[int], tb_dir: str = "", tb_uri: str = ""):
+        super().__init__(daemon=True, name="tfyarn-monitor")
+        self.app, self.role, self.index, self.timeline = app, role, index, timeline
+        self.events_file, self.devices, self.tb_dir, self.tb_uri = events_file, devices, tb_dir, tb_uri
+        self.offset = 0
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        last_slow = 0.0
+        while not self.stopped.wait(EVENTS_POLL_S):
+            self._forward_events()
+            if time.monotonic() - last_slow >= SLOW_EVERY_S:
+                last_slow = time.monotonic()
+                self._telemetry()
+                self._tensorboard()
+
+    def finish(self) -> None:
+        """Last forward and mirror after the user process ended."""
+        self.stopped.set()
+        self.join(timeout=60)
+        self._forward_events()
+        self._tensorboard()
+
+    def _forward_events(self) -> None:
+        try:
+            with open(self.events_file) as f:
+                f.seek(self.offset)
+                lines = f.readlines()
+                self.offset = f.tell()
+        except OSError:
+            return
+        for line in lines:
+            try:
+                record: dict[str, Any] = json.loads(line)
+                self.timeline.stamp(str(record["stage"]), float(record["time"]))
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn or foreign line: skip it
+
+    def _telemetry(self) -> None:
+        sample = gpus.telemetry(self.devices)
+        if sample is not None:
+            try:
+                self.app.kv[protocol.kv_task_telemetry(self.role, self.index)] = json.dumps(
+                    {"time": time.time(), "gpus": sample}).encode()
+            except Exception:
+                pass
+
+    def _tensorboard(self) -> None:
+        if not self.tb_uri:
+            return
+        try:
+            mirror_tensorboard(self.tb_dir, self.tb_uri)
+        except Exception as e:
+            print(f"tfyarn: TensorBoard mirror failed (training goes on): {type(e).__name__}: {e}",
+                  file=sys.stderr, flush=True)

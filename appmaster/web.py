@@ -1,0 +1,73 @@
+"""The AM's HTTP server behind skein's UI proxy: the status page and its JSON.
+
+GET only (the ResourceManager's proxy passes nothing else). It serves the
+last status document the AM handed it; it never reads the job's state
+itself, so a slow browser cannot slow the AM's loop.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from appmaster import page
+from tfyarn import protocol
+
+
+class StatusServer:
+    def __init__(self, host: str):
+        self.host = host
+        self._lock = threading.Lock()
+        self._json = b"{}"
+        self._html = b""
+        self._doc: dict[str, Any] = {}
+        self._httpd = ThreadingHTTPServer((host, 0), self._handler())
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        threading.Thread(target=self._httpd.serve_forever, daemon=True, name="tfyarn-web").start()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def update(self, doc: dict[str, Any]) -> None:
+        """Serve ``doc`` from now on (rendered lazily, on the first request)."""
+        with self._lock:
+            self._doc, self._json, self._html = doc, json.dumps(doc).encode(), b""
+
+    def _page(self) -> tuple[bytes, bytes]:
+        with self._lock:
+            if not self._html:
+                self._html = page.render(self._doc).encode()
+            return self._html, self._json
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                path = self.path.split("?", 1)[0].strip("/")
+                html, body = server._page()
+                if path == "":
+                    self._send(200, "text/html; charset=utf-8", html)
+                elif path == protocol.API_STATUS:
+                    self._send(200, "application/json", body)
+                else:
+                    self._send(404, "text/plain", b"not found\n")
+
+            def _send(self, code: int, ctype: str, body: bytes) -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Cache-Control", "no-store")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:  # keep the AM log for the job
+                pass
+
+        return Handler
