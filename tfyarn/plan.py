@@ -18,6 +18,10 @@ from tfyarn import protocol
 from tfyarn.spec import JobSpec
 
 TAG = "tfyarn"
+# skein's web UI renders its page list by reflection into java.util's HashMap entries, which
+# Java 17 forbids unless opened; without this its overview page fails (HTTP 500) as soon as the
+# AM adds the status page. Java 8 ignores the option, by the -XX flag before it.
+AM_JAVA_OPTIONS = "-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.util=ALL-UNNAMED"
 TENSORBOARD_AM_MEMORY_MB = 512  # added to the AM container when it also runs TensorBoard
 
 
@@ -81,7 +85,8 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
             memory=spec.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if spec.tensorboard else 0), vcores=1),
         script=_script(ctx, "appmaster.master"),
         files=env_files,
-        env={**common_env, protocol.ENV_JOB: protocol.encode_env(spec.to_dict())},
+        env={**common_env, protocol.ENV_JOB: protocol.encode_env(spec.to_dict()),
+             "JAVA_TOOL_OPTIONS": f"{spec.env.get('JAVA_TOOL_OPTIONS', '')} {AM_JAVA_OPTIONS}".strip()},
     )
     tags = [TAG, f"framework:{spec.framework}", *spec.tags]
     return skein.ApplicationSpec(

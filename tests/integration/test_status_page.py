@@ -1,0 +1,201 @@
+"""The job's status page behind YARN's tracking URL, its JSON, the timeline, GPU binding, TensorBoard.
+
+The page is checked in a real headless Chromium (Debian's chromium and
+chromedriver, driven by Selenium) through the ResourceManager's proxy.
+Screenshots land in build/test-artifacts/.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, hadoop, tfyarn
+from tfyarn import protocol
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
+SECRET = "tfyarn-test-secret-7f3a9c"  # an --env value that must appear on no page
+
+
+def status_json(app_id: str) -> dict:
+    res = tfyarn("status", "--json", app_id)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def wait_for(what: str, check, timeout_s: float = 180, every_s: float = 2):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(every_s)
+    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
+
+
+def browser():  # type: ignore[no-untyped-def]
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    for exe in ("/usr/bin/chromium", "/usr/bin/chromedriver"):
+        assert os.path.exists(exe), f"{exe} missing: `make browser` installs Debian's chromium and chromium-driver"
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
+        opts.add_argument(arg)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+
+
+def skein_key_material() -> list[str]:
+    """Lines of the client's skein key and certificate: none may show on a page."""
+    found = []
+    for name in ("skein.pem", "skein.crt"):
+        path = Path.home() / ".skein" / name
+        if path.exists():
+            found += [l for l in path.read_text().splitlines() if l and not l.startswith("-----")][:3]
+    return found
+
+
+def test_status_page_in_chromium_through_the_yarn_proxy(cluster, yarn_apps):
+    from selenium.webdriver.common.by import By
+
+    env = {**os.environ, "TFYARN": " ".join(TFYARN),
+           "TFYARN_SUBMIT_FLAGS": f"--tensorboard --env TFYARN_TEST_TOKEN={SECRET}"}
+    proc = subprocess.Popen(["bash", str(EXAMPLES / "tensorflow/ps_strategy/submit.sh"), "--epochs", "100000",
+                             "--model-dir", "/tmp/tfyarn-page-test"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    app = app_id_from(proc.stdout.readline())
+    yarn_apps.append(app)
+    try:
+        def training() -> dict | None:
+            doc = status_json(app)
+            tasks = doc.get("tasks") or []
+            ready = (len(tasks) == 4 and all(t["state"] == "RUNNING" for t in tasks)
+                     and (doc.get("tensorboard") or {}).get("state") == "running"
+                     and any("first_step" in t["timeline"] for t in tasks))
+            return doc if ready else None
+
+        doc = wait_for("training with TensorBoard up", training)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        driver = browser()
+        try:
+            driver.get(doc["tracking_url"])  # the RM's proxy: skein's overview, which links the page
+            driver.find_element(By.ID, "servicePages").click()  # skein's "Service Pages" menu
+            wait_for("the menu", lambda: driver.find_element(By.LINK_TEXT, "tfyarn status").is_displayed(),
+                     timeout_s=10, every_s=0.5)
+            driver.find_element(By.LINK_TEXT, "tfyarn status").click()
+            wait_for("the status page", lambda: driver.find_elements(By.ID, "tasks"), timeout_s=30, every_s=0.5)
+            assert driver.current_url.startswith(doc["tracking_url"]), driver.current_url  # still the proxy
+            rows = driver.find_elements(By.CSS_SELECTOR, "#tasks tr.task")
+            seen = {r.get_attribute("data-task"): [c.text for c in r.find_elements(By.TAG_NAME, "td")] for r in rows}
+            assert set(seen) == {"chief:0", "worker:0", "worker:1", "ps:0"}, seen
+            for cells in seen.values():
+                assert cells[1] == "localhost" and cells[3] == "RUNNING", cells  # host, state
+            stages = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "#timeline td:nth-child(3)")]
+            assert {"submitted", "am_started", "allocated", "registered", "rendezvous", "first_step"} <= set(stages)
+            driver.save_screenshot(str(ARTIFACTS / "status_page.png"))
+            for text in [driver.page_source, json.dumps(doc)] + [
+                    subprocess.run(["curl", "-s", protocol.status_page_url(doc["tracking_url"]) + protocol.API_STATUS],
+                                   capture_output=True, text=True).stdout]:
+                assert SECRET not in text
+                assert "-----BEGIN" not in text
+                for line in skein_key_material():
+                    assert line not in text
+                assert "TF_CONFIG" not in text and "TFYARN_JOB" not in text
+
+            driver.find_element(By.ID, "tensorboard").click()
+            # TensorBoard's app, through the proxy, listing the chief's run that the mirror brought over
+            wait_for("TensorBoard's page with the chief's run", lambda: driver.title == "TensorBoard"
+                     and driver.find_elements(By.TAG_NAME, "tb-webapp") and "chief-0" in driver.page_source,
+                     timeout_s=90, every_s=1)
+            assert "/pages/tensorboard/" in driver.current_url and driver.current_url.startswith(doc["tracking_url"])
+            driver.save_screenshot(str(ARTIFACTS / "tensorboard.png"))
+        finally:
+            driver.quit()
+        chief = hadoop(cluster, "hdfs", "dfs", "-ls", "-R",
+                       f"/user/{doc['user']}/.tfyarn/jobs/{app}/{protocol.TENSORBOARD_SUBDIR}/chief-0")
+        assert "events.out.tfevents" in chief.stdout, chief.stdout + chief.stderr  # summaries mirrored mid-run
+    finally:
+        tfyarn("kill", app)
+        proc.communicate(timeout=120)
+
+
+REPORTING_JOB = ("import os, time, tfyarn.report\n"
+                 "time.sleep(1)\n"
+                 "tfyarn.report.first_step()\n"
+                 "print('CVD=[' + os.environ['CUDA_VISIBLE_DEVICES'] + ']', flush=True)\n"
+                 "time.sleep(12)\n")
+
+
+def test_status_json_during_and_after_with_every_timeline_stage(cluster, yarn_apps):
+    sub = tfyarn("submit", "--name", "timeline", "--num-workers", "2", "--worker-memory", "512m",
+                 "--", "python", "-c", REPORTING_JOB)
+    assert sub.returncode == 0, sub.stderr
+    app = app_id_from(sub.stdout)
+    yarn_apps.append(app)
+
+    def reported() -> dict | None:
+        doc = status_json(app)
+        tasks = doc.get("tasks") or []
+        return doc if tasks and all("first_step" in t["timeline"] for t in tasks) else None
+
+    live = wait_for("both tasks to report their first step", reported, timeout_s=120, every_s=1)
+    assert live["state"] == "RUNNING"
+    assert all(t["state"] == "RUNNING" for t in live["tasks"])
+    wait_for("the job to end", lambda: status_json(app)["state"] == "SUCCEEDED", timeout_s=120)
+    after = status_json(app)
+    saved = hadoop(cluster, "hdfs", "dfs", "-cat", f"/user/{after['user']}/.tfyarn/jobs/{app}/status.json")
+    assert json.loads(saved.stdout)["state"] == "SUCCEEDED"  # `status` after the job reads this copy
+    assert [t["state"] for t in after["tasks"]] == ["SUCCEEDED", "SUCCEEDED"]
+    for doc in (live, after):
+        job = doc["timeline"]
+        for t in doc["tasks"]:
+            stamps = {**{k: job[k] for k in ("submitted", "am_started")}, **t["timeline"]}
+            missing = [s for s in protocol.STAGES if not stamps.get(s)]
+            assert not missing, f"{t['name']} lacks {missing}"
+            times = [stamps[s] for s in protocol.STAGES]
+            assert times == sorted(times), dict(zip(protocol.STAGES, times))
+            assert times[-1] - times[0] < 120
+        assert job["rendezvous"] >= max(t["timeline"]["registered"] for t in doc["tasks"])
+
+
+def test_gpu_containers_get_distinct_devices_and_cuda_visible_devices_matches_the_page(cluster, yarn_apps):
+    sub = tfyarn("submit", "--framework", "tensorflow", "--name", "gpus", "--chief", "--chief-memory", "512m",
+                 "--num-workers", "2", "--worker-gpus", "1", "--worker-memory", "512m",
+                 "--", "python", "-c", REPORTING_JOB)
+    assert sub.returncode == 0, sub.stderr
+    app = app_id_from(sub.stdout)
+    yarn_apps.append(app)
+
+    def page_gpus() -> dict[str, str] | None:
+        doc = status_json(app)
+        if not doc.get("tasks") or not all(t["state"] == "RUNNING" and t["gpu_binding"] for t in doc["tasks"]):
+            return None
+        html = subprocess.run(["curl", "-s", protocol.status_page_url(doc["tracking_url"])],
+                              capture_output=True, text=True).stdout
+        cells = dict(re.findall(r'data-task="([^"]+)">(?:<td[^>]*>.*?</td>){6}<td[^>]*>([^<(]*)', html))
+        return cells if len(cells) == 3 else None
+
+    shown = wait_for("the page to show every task's GPUs", page_gpus, timeout_s=120, every_s=1)
+    assert shown["chief:0"].strip() == "none"
+    w0, w1 = shown["worker:0"].strip(), shown["worker:1"].strip()
+    assert w0.isdigit() and w1.isdigit() and w0 != w1, shown
+    wait_for("the job to end", lambda: status_json(app)["state"] == "SUCCEEDED", timeout_s=120)
+    doc = status_json(app)
+    for t in doc["tasks"]:
+        log = tfyarn("logs", app, "--task", t["name"])
+        assert log.returncode == 0, log.stderr
+        printed = re.search(r"^CVD=\[(.*)\]$", log.stdout, re.M)
+        assert printed, log.stdout
+        assert printed.group(1) == ",".join(map(str, t["gpus"]))
+        if t["role"] == "chief":
+            assert printed.group(1) == "" and t["gpus_asked"] == 0
+        else:
+            assert printed.group(1) == shown[t["name"]].strip()
+            assert t["gpu_binding"] == "tfyarn"  # the DefaultContainerExecutor binds none: the AM's fallback
