@@ -7,7 +7,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from tfyarn.errors import SpecError, StorageError
 from tfyarn.spec import split_pair
-from tfyarn.storage import Location, copy_tree, list_files, locate, parse_uri, publish, shard
+from tfyarn.storage import Location, copy_tree, list_files, locate, mirror, parse_uri, publish, shard
 
 
 @pytest.mark.parametrize("text,scheme,authority,path", [
@@ -110,3 +110,18 @@ def test_compressed_files_are_copied_byte_for_byte(tmp_path):
     (src / "data.csv.gz").write_bytes(gzip.compress(b"a,b\n" * 10000))
     copy_tree(locate(parse_uri(str(src))), locate(parse_uri(str(tmp_path / "dst"))))
     assert (tmp_path / "dst" / "data.csv.gz").read_bytes() == (src / "data.csv.gz").read_bytes()
+
+
+def test_mirror_copies_new_and_grown_files_only(tmp_path):
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    (src / "run").mkdir(parents=True)
+    (src / "run" / "events").write_bytes(b"a" * 10)
+    (src / "other").write_bytes(b"b")
+    src_loc, dst_loc = locate(parse_uri(str(src))), locate(parse_uri(str(dst)))
+    assert mirror(src_loc, dst_loc) == 2
+    assert mirror(src_loc, dst_loc) == 0  # nothing changed
+    with open(src / "run" / "events", "ab") as f:
+        f.write(b"c" * 5)
+    assert mirror(src_loc, dst_loc) == 1
+    assert (dst / "run" / "events").read_bytes() == b"a" * 10 + b"c" * 5
+    assert not list(dst.rglob("*.tfyarn-part"))

@@ -17,6 +17,12 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 
+try:  # tfyarn's status page shows when the first step ended; a no-op elsewhere
+    from tfyarn.report import first_step
+except ImportError:
+    def first_step() -> None:
+        pass
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--epochs", type=int, default=5)
@@ -69,6 +75,8 @@ def main() -> None:
             opt.step()
             total += loss.item()
             steps += 1
+            if steps == 1:
+                first_step()
         losses.append(total / len(loader))
         if rank == 0:
             print(f"epoch {epoch}: loss {losses[-1]:.4f}", flush=True)
@@ -78,6 +86,7 @@ def main() -> None:
         torch.save(model.module.state_dict(), os.path.join(args.model_dir, "model.pt"))
     params = [float(v) for prm in model.module.parameters() for v in prm.detach().cpu().flatten()[:8]]
     result = {"rank": rank, "world_size": world, "env_world_size": os.environ.get("WORLD_SIZE"),
+              "device": str(device), "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
               "master": f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}",
               "backend": dist.get_backend(), "data": args.data_dir or "generated", "samples": args.samples, "shard_epoch0": sorted(seen), "losses": losses,
               "params_head": params, "steps": steps, "steps_per_second": steps / elapsed}
