@@ -23,19 +23,28 @@ from appmaster.staging import StagingPlan, publish_outputs, publish_snapshot, st
 from tfyarn import protocol
 
 
-def reserve_port() -> socket.socket:
-    """Bind a free port and hold it until the user process needs it.
+def reserve_port(previous: str = "") -> socket.socket:
+    """Bind a port and hold it until the user process needs it.
 
     SO_REUSEPORT lets a TensorFlow server (gRPC sets it too) bind the same
     port while we still hold it, so nothing can take it in between; for
     other frameworks the socket is closed right before the command starts.
+    A restarted task first tries its old port (``previous``, when on this
+    host), so the peers that know its old address reach it again.
     """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if hasattr(socket, "SO_REUSEPORT"):
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind(("", 0))
-    return sock
+    host, _, port = previous.rpartition(":")
+    wanted = [int(port)] if previous and host == advertised_host() and port.isdigit() else []
+    for candidate in [*wanted, 0]:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if hasattr(socket, "SO_REUSEPORT"):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        try:
+            sock.bind(("", candidate))
+            return sock
+        except OSError:
+            sock.close()
+    raise OSError("no free port")
 
 
 def advertised_host() -> str:
@@ -60,10 +69,15 @@ def link_code(workdir: str) -> None:
                 os.symlink(os.path.join(code, name), link)
 
 
+def container_id() -> str:
+    return os.environ.get("CONTAINER_ID", "")
+
+
 def report_exit(app: skein.ApplicationClient, role: str, index: int, outcome: process.Outcome) -> int:
     """The exit record the AM decides on, then the code to exit with."""
     app.kv[protocol.kv_task_exit(role, index)] = json.dumps(
-        {"code": outcome.exit_code, "stderr_tail": outcome.stderr_tail, "time": time.time()}).encode()
+        {"code": outcome.exit_code, "stderr_tail": outcome.stderr_tail, "time": time.time(),
+         protocol.RECORD_CONTAINER: container_id()}).encode()
     print(f"tfyarn: {protocol.task_name(role, index)} exited with code {outcome.exit_code}",
           file=sys.stderr, flush=True)
     return outcome.exit_code
@@ -119,15 +133,16 @@ def main() -> int:
         return report_exit(app, role, index, process.Outcome(protocol.EXIT_STAGING_FAILED, msg))
     timeline.stamp("inputs_staged")
 
-    sock = reserve_port()
+    sock = reserve_port(os.environ.get(protocol.ENV_PREVIOUS_ADDRESS, ""))
     address = f"{advertised_host()}:{sock.getsockname()[1]}"
     app.kv[protocol.kv_task_addr(role, index)] = json.dumps(
-        {"address": address, "staging_s": staging_s, **own_gpus()}).encode()
+        {"address": address, "staging_s": staging_s, protocol.RECORD_CONTAINER: container_id(),
+         **own_gpus()}).encode()
     timeline.stamp("registered")
     print(f"tfyarn: {name} registered {address}; waiting for the other tasks", file=sys.stderr, flush=True)
     view = json.loads(app.kv.wait(protocol.KV_CLUSTER))
     timeline.stamp("rendezvous")
-    devices = json.loads(app.kv.get(protocol.kv_task_gpus(role, index)) or b"[]")
+    devices = json.loads(app.kv.wait(protocol.kv_task_gpus(role, index)))  # the AM binds before the gang
 
     events_file = os.path.join(workdir, ".tfyarn-events")
     extra = {**input_env, **runtimes.framework_env(framework, role, index, view, nproc),
@@ -141,7 +156,7 @@ def main() -> int:
     if framework != "tensorflow":
         sock.close()
     app.kv[protocol.kv_task_started(role, index)] = json.dumps(
-        {"address": address, "time": time.time(), "container": os.environ.get("CONTAINER_ID", "")}).encode()
+        {"address": address, "time": time.time(), protocol.RECORD_CONTAINER: container_id()}).encode()
     print(f"tfyarn: {name} at {address} on GPU(s) [{','.join(map(str, devices))}] runs: {' '.join(command)}",
           file=sys.stderr, flush=True)
     if staging.outputs:

@@ -20,7 +20,7 @@ import skein
 
 from appmaster import gpus
 from appmaster.staging import StagingPlan
-from appmaster.tasks import Task, TaskTable
+from appmaster.tasks import RESTART, RESTART_ALL, Task, TaskTable
 from appmaster.tensorboard import TensorBoard
 from appmaster.web import StatusServer
 from tfyarn import protocol
@@ -47,28 +47,40 @@ def job_user() -> str:
     return os.environ.get("USER") or os.environ.get("HADOOP_USER_NAME") or "unknown"
 
 
+def am_attempt() -> int:
+    """This AM's attempt number, from its container id (container_[e<epoch>_]<ts>_<app>_<attempt>_<n>)."""
+    parts = os.environ.get("CONTAINER_ID", "").split("_")
+    try:
+        return int(parts[-2])
+    except (IndexError, ValueError):
+        return 1
+
+
 def tensorboard_uri(app_id: str) -> str:
     return f"{protocol.job_dir(job_user(), app_id)}/{protocol.TENSORBOARD_SUBDIR}"
 
 
-def request_containers(app: skein.ApplicationClient, job: JobSpec, table: TaskTable) -> None:
-    for task in table.tasks:
-        role = job.roles[task.role]
-        env = {
-            protocol.ENV_ROLE: task.role,
-            protocol.ENV_TASK_INDEX: str(task.index),
-            protocol.ENV_NUM_TASKS: str(role.instances),
-            protocol.ENV_COMMAND: protocol.encode_env(list(job.command_for(task.role))),
-            protocol.ENV_APP_ID: app.id,
-            protocol.ENV_FRAMEWORK: job.framework,
-            protocol.ENV_NPROC_PER_NODE: str(role.processes),
-            protocol.ENV_STAGING: staging_plan(job, task.role, task.index).to_env(),
-        }
-        if job.tensorboard:
-            env[protocol.ENV_TENSORBOARD_URI] = f"{tensorboard_uri(app.id)}/{task.role}-{task.index}"
-        container = app.add_container(task.role, env=env)
-        task.container_id = container.id
-        task.state = TaskState.REQUESTED
+def request_container(app: skein.ApplicationClient, job: JobSpec, task: Task, now: float) -> None:
+    """Ask YARN for one container running ``task``'s executor."""
+    role = job.roles[task.role]
+    env = {
+        protocol.ENV_ROLE: task.role,
+        protocol.ENV_TASK_INDEX: str(task.index),
+        protocol.ENV_NUM_TASKS: str(role.instances),
+        protocol.ENV_COMMAND: protocol.encode_env(list(job.command_for(task.role))),
+        protocol.ENV_APP_ID: app.id,
+        protocol.ENV_FRAMEWORK: job.framework,
+        protocol.ENV_NPROC_PER_NODE: str(role.processes),
+        protocol.ENV_STAGING: staging_plan(job, task.role, task.index).to_env(),
+    }
+    if job.tensorboard:
+        env[protocol.ENV_TENSORBOARD_URI] = f"{tensorboard_uri(app.id)}/{task.role}-{task.index}"
+    if task.previous_address:
+        env[protocol.ENV_PREVIOUS_ADDRESS] = task.previous_address
+    container = app.add_container(task.role, env=env)
+    task.container_id = container.id
+    task.state = TaskState.REQUESTED
+    task.requested_at, task.restart_at = now, None
 
 
 def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
@@ -93,24 +105,36 @@ def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
         if c.start_time and "allocated" not in task.timeline:
             task.timeline["allocated"] = c.start_time.timestamp()
     for task in table.tasks:
-        reg = kv.get(protocol.kv_task_addr(task.role, task.index))
+        mine = _records(kv, task)
+        reg = mine.get(protocol.kv_task_addr(task.role, task.index))
         if reg and not task.address:
-            record = json.loads(reg)
-            task.address, task.staging_s = record["address"], record["staging_s"]
-            if record.get("gpus") is not None:  # YARN or Docker bound them
-                task.gpus, task.gpu_binding = list(record["gpus"]), str(record.get("gpu_binding", "yarn"))
-        events = kv.get(protocol.kv_task_events(task.role, task.index))
+            task.address, task.staging_s = reg["address"], reg["staging_s"]
+            if reg.get("gpus") is not None:  # YARN or Docker bound them
+                task.gpus, task.gpu_binding = list(reg["gpus"]), str(reg.get("gpu_binding", "yarn"))
+        events = mine.get(protocol.kv_task_events(task.role, task.index))
         if events:
-            task.timeline.update(json.loads(events))
-        sample = kv.get(protocol.kv_task_telemetry(task.role, task.index))
+            task.timeline.update(events["stages"])
+        sample = mine.get(protocol.kv_task_telemetry(task.role, task.index))
         if sample:
-            task.telemetry = json.loads(sample)["gpus"]
-        raw = kv.get(protocol.kv_task_exit(task.role, task.index))
-        if raw and task.exit_code is None:
-            record = json.loads(raw)
+            task.telemetry = sample["gpus"]
+        record = mine.get(protocol.kv_task_exit(task.role, task.index))
+        if record and task.exit_code is None and task.state != TaskState.RESTARTING:
             task.exit_code = int(record["code"])
             task.stderr_tail = record.get("stderr_tail", "")
             task.state = TaskState.SUCCEEDED if task.exit_code == 0 else TaskState.FAILED
+
+
+def _records(kv: dict[str, bytes], task: Task) -> dict[str, dict[str, Any]]:
+    """The task's executor records that its current container wrote (a replaced one's are stale)."""
+    out = {}
+    for key in protocol.kv_task_keys(task.role, task.index):
+        raw = kv.get(key)
+        if not raw or key == protocol.kv_task_gpus(task.role, task.index):
+            continue
+        record = json.loads(raw)
+        if isinstance(record, dict) and record.get(protocol.RECORD_CONTAINER) in (None, task.yarn_container_id):
+            out[key] = record
+    return out
 
 
 def bind_gpus(app: skein.ApplicationClient, table: TaskTable, pool: gpus.DevicePool, bound: set[str]) -> None:
@@ -138,6 +162,63 @@ def bind_gpus(app: skein.ApplicationClient, table: TaskTable, pool: gpus.DeviceP
         bound.add(task.name)
 
 
+def forget(app: skein.ApplicationClient, task: Task, pool: gpus.DevicePool, bound: set[str]) -> None:
+    """Clear what the task's last container left: its keys, its GPUs."""
+    for key in protocol.kv_task_keys(task.role, task.index):
+        app.kv.discard(key)
+    pool.release(task.host, task.name)
+    bound.discard(task.name)
+
+
+def handle_failures(app: skein.ApplicationClient, job: Job, pool: gpus.DevicePool, bound: set[str],
+                    now: float) -> None:
+    """Apply each failed task's restart policy: restart it, restart everything, or let the job fail."""
+    table = job.table
+    for t in table.failed():
+        action = table.failure_action(t)
+        if action == RESTART:
+            delay = table.backoff_s(t, t.restarts)
+            print(f"tfyarn AM: {t.name} failed (exit code {t.exit_code}); restarting it in {delay:.0f} s "
+                  f"(restart {t.restarts + 1})", flush=True)
+            forget(app, t, pool, bound)
+            t.reset(now + delay, keep_address=True)
+        elif action == RESTART_ALL:
+            delay = table.backoff_s(t, table.job_restarts)
+            table.job_restarts += 1
+            print(f"tfyarn AM: {t.name} failed (exit code {t.exit_code}); restarting all "
+                  f"{len(table.tasks)} task(s) in {delay:.0f} s with a fresh rendezvous "
+                  f"(job restart {table.job_restarts})", flush=True)
+            app.kv.discard(protocol.KV_CLUSTER)
+            job.timeline.pop("rendezvous", None)
+            for other in table.tasks:
+                if other.container_id and not other.state.is_terminal():
+                    app.kill_container(other.container_id)
+                forget(app, other, pool, bound)
+                other.reset(now + delay, keep_address=False)
+            return
+
+
+def free_resources(rm_web: str) -> str:
+    """What the cluster's running nodes have free, in words, for a timeout's message."""
+    from tfyarn.rest import fetch_json
+
+    data = fetch_json(f"{rm_web}/ws/v1/cluster/nodes?states=RUNNING") if rm_web else None
+    nodes = ((data or {}).get("nodes") or {}).get("node") or []
+    if not nodes:
+        return ""
+
+    def gpu(resource: dict[str, Any]) -> int:
+        infos = ((resource or {}).get("resourceInformations") or {}).get("resourceInformation") or []
+        return sum(int(i.get("value", 0)) for i in infos if i.get("name") == "yarn.io/gpu")
+
+    mem = sum(int(n.get("availMemoryMB", 0)) for n in nodes)
+    cores = sum(int(n.get("availableVirtualCores", 0)) for n in nodes)
+    free_gpus = sum(gpu(n.get("availableResource", {})) for n in nodes)
+    total_gpus = sum(gpu(n.get("totalResource", {})) for n in nodes)
+    return (f"the cluster's {len(nodes)} node(s) have {mem} MiB, {cores} vcore(s) and "
+            f"{free_gpus} of {total_gpus} GPU(s) free")
+
+
 def log_urls(task: Task, user: str) -> dict[str, str]:
     """Live links to the task's log on its NodeManager's web UI."""
     if not (task.node_http_address and task.yarn_container_id):
@@ -155,6 +236,7 @@ class Job:
         submitted = float(os.environ.get(protocol.ENV_SUBMIT_TIME) or 0) or None
         self.timeline: dict[str, float | None] = {"submitted": submitted, "am_started": started}
         self.tensorboard: TensorBoard | None = None
+        self.attempt = am_attempt()
 
     def doc(self, state: str, diagnostics: str = "") -> dict[str, Any]:
         """The job's status as data: the page, `tfyarn status` and the saved history all show this."""
@@ -167,6 +249,7 @@ class Job:
             tasks.append(d)
         return {"app_id": self.app_id, "name": self.spec.name, "framework": self.spec.framework, "user": self.user,
                 "queue": self.spec.queue, "state": state, "diagnostics": diagnostics, "time": now,
+                "attempt": self.attempt, "job_restarts": self.table.job_restarts,
                 "duration_s": now - origin, "timeline": dict(self.timeline), "tasks": tasks,
                 "tensorboard": self.tensorboard.info() if self.tensorboard else None,
                 "outputs": [{"src": o.src, "dest": o.dest, "task": self.spec.output_task(o)}
@@ -175,26 +258,37 @@ class Job:
 
 def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str, str]:
     table, spec = job.table, job.spec
-    request_containers(app, spec, table)
+    now = time.time()
+    for task in table.tasks:
+        request_container(app, spec, task, now)
     print(f"tfyarn AM: requested {len(table.tasks)} container(s) for job {spec.name!r}", flush=True)
     pool, bound = gpus.DevicePool(), set[str]()
     last = ""
     while (outcome := table.outcome()) is None:
         time.sleep(POLL_S)
+        now = time.time()
         sync(app, table)
-        if "rendezvous" not in job.timeline:
-            bind_gpus(app, table, pool, bound)
-            if table.all_registered():
-                app.kv[protocol.KV_CLUSTER] = json.dumps(table.cluster_view()).encode()
-                job.timeline["rendezvous"] = time.time()
-                print(f"tfyarn AM: all {len(table.tasks)} task(s) registered; cluster view published", flush=True)
+        handle_failures(app, job, pool, bound, now)
+        for task in table.due_restarts(now):
+            request_container(app, spec, task, now)
+        bind_gpus(app, table, pool, bound)
+        if "rendezvous" not in job.timeline and table.all_registered():
+            app.kv[protocol.KV_CLUSTER] = json.dumps(table.cluster_view()).encode()
+            job.timeline["rendezvous"] = time.time()
+            print(f"tfyarn AM: all {len(table.tasks)} task(s) registered; cluster view published", flush=True)
+        if table.timed_out(now, spec.allocation_timeout_s, spec.registration_timeout_s):
+            why = table.timed_out(now, spec.allocation_timeout_s, spec.registration_timeout_s,
+                                  free_resources(os.environ.get(protocol.ENV_RM_WEB, "")))
+            outcome = ("FAILED", why or "gang timeout")
+            break
         doc = job.doc("RUNNING")
         web.update(doc)
         tasks = json.dumps([doc["tasks"], doc["tensorboard"]])
         if tasks != last:  # republish only when a task changed, not every poll
             app.kv[protocol.KV_STATUS] = json.dumps(doc).encode()
             last = tasks
-    # Decided: whatever still runs (parameter servers, evaluator, the rest after a failure) is stopped.
+    # Decided: whatever still runs or waits (parameter servers, evaluator, the rest after a
+    # failure, requests YARN never granted) is stopped and released.
     for t in table.tasks:
         if not t.state.is_terminal() and t.container_id:
             app.kill_container(t.container_id)
@@ -221,6 +315,8 @@ def main() -> int:
         spec = JobSpec.from_dict(protocol.decode_env(os.environ[protocol.ENV_JOB]))
         job = Job(app.id, spec, TaskTable.for_job(spec), started)
         web.update(job.doc("STARTING"))
+        if job.attempt > 1:  # YARN stopped the last attempt's containers: the whole job runs again
+            print(f"tfyarn AM: attempt {job.attempt}: re-running the whole job from a clean state", flush=True)
         app.ui.add_page(protocol.UI_STATUS_ROUTE, web.url, link_name="tfyarn status")
         if spec.tensorboard:
             job.tensorboard = TensorBoard(app, web.host, tensorboard_uri(app.id), "tensorboard-logs")

@@ -36,7 +36,8 @@ class Timeline:
             if stage in self.stages:
                 return
             self.stages[stage] = when if when is not None else time.time()
-            doc = json.dumps(self.stages).encode()
+            doc = json.dumps({protocol.RECORD_CONTAINER: os.environ.get("CONTAINER_ID", ""),
+                              "stages": self.stages}).encode()
         try:
             self.app.kv[self.key] = doc
         except Exception as e:  # the AM may be gone at the very end
@@ -96,7 +97,8 @@ class Monitor(threading.Thread):
         if sample is not None:
             try:
                 self.app.kv[protocol.kv_task_telemetry(self.role, self.index)] = json.dumps(
-                    {"time": time.time(), "gpus": sample}).encode()
+                    {"time": time.time(), "gpus": sample,
+                     protocol.RECORD_CONTAINER: os.environ.get("CONTAINER_ID", "")}).encode()
             except Exception:
                 pass
 

@@ -1,10 +1,11 @@
-"""The AM's table of tasks: pure bookkeeping and the job-end rules.
+"""The AM's table of tasks: pure bookkeeping, the job-end rules, restarts and timeouts.
 
 Kept free of skein calls so the rules can be unit-tested and benchmarked
 without a cluster. The rules come from the spec (JobSpec.required_roles,
-tolerated_roles): TF ParameterServerStrategy succeeds when its chief does;
-multi-worker TF, DDP and plain jobs need every task to succeed; a failure
-anywhere else fails the job at once.
+tolerated_roles, each role's restart policy): TF ParameterServerStrategy
+succeeds when its chief does; multi-worker TF, DDP and plain jobs need
+every task to succeed; a failure that no restart policy covers fails the
+job at once.
 """
 from __future__ import annotations
 
@@ -12,8 +13,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tfyarn import protocol
-from tfyarn.spec import JobSpec
+from tfyarn.spec import JobSpec, RoleSpec
 from tfyarn.status import TaskState
+
+RESTART = "restart"  # this task, in a new container
+RESTART_ALL = "restart-all"  # every task, with a fresh rendezvous
+FAIL = "fail"
 
 
 @dataclass
@@ -32,10 +37,14 @@ class Task:
     exit_message: str = ""
     gpus_asked: int = 0
     gpus: list[int] = field(default_factory=list)  # physical device indices it is bound to
-    gpu_binding: str = ""  # who bound them: yarn | docker | tfyarn (the AM's fallback)
+    gpu_binding: str = ""  # who bound them: yarn | docker | tfyarn (the AM's fallback) | none
     restarts: int = 0
     timeline: dict[str, float] = field(default_factory=dict)  # stage -> epoch seconds
     telemetry: list[dict[str, Any]] = field(default_factory=list)  # per GPU: util_pct, mem_used_mib, ...
+    requested_at: float | None = None  # when its current container was asked for
+    restart_at: float | None = None  # RESTARTING: when to ask for the new container
+    previous_address: str = ""  # where it ran before a restart (it rejoins there if it can)
+    history: list[str] = field(default_factory=list)  # one line per earlier incarnation
 
     @property
     def name(self) -> str:
@@ -47,18 +56,33 @@ class Task:
         d["name"] = self.name
         return d
 
+    def reset(self, restart_at: float, keep_address: bool) -> None:
+        """Forget the failed container; a new one is requested at ``restart_at``."""
+        why = f"exit code {self.exit_code}" if self.exit_code is not None else (self.exit_message or self.state.value)
+        self.history.append(f"{self.yarn_container_id or 'no container'} on {self.host or '?'}: "
+                            f"{self.state.value} ({why})")
+        self.previous_address = self.address if keep_address else ""
+        self.restarts += 1
+        self.state, self.restart_at = TaskState.RESTARTING, restart_at
+        self.container_id = self.yarn_container_id = self.host = self.node_http_address = self.address = ""
+        self.staging_s = self.exit_code = self.requested_at = None
+        self.stderr_tail = self.exit_message = self.gpu_binding = ""
+        self.gpus, self.telemetry, self.timeline = [], [], {}
+
 
 @dataclass
 class TaskTable:
     tasks: list[Task] = field(default_factory=list)
     required: frozenset[str] = frozenset()
     tolerated: frozenset[str] = frozenset()
+    roles: dict[str, RoleSpec] = field(default_factory=dict)
+    job_restarts: int = 0  # whole-job restarts under the `all` policy
 
     @classmethod
     def for_job(cls, job: JobSpec) -> TaskTable:
         tasks = [Task(role.name, i, gpus_asked=role.gpus) for role in job.roles.values()
                  for i in range(role.instances)]
-        return cls(tasks, job.required_roles(), job.tolerated_roles())
+        return cls(tasks, job.required_roles(), job.tolerated_roles(), dict(job.roles))
 
     def all_registered(self) -> bool:
         return all(t.address for t in self.tasks)
@@ -70,17 +94,68 @@ class TaskTable:
             view.setdefault(t.role, []).append(t.address)
         return view
 
+    # -- failures and restarts ----------------------------------------------------
+    def failed(self) -> list[Task]:
+        """Tasks that ended badly and are not yet handled."""
+        return [t for t in self.tasks if t.state in (TaskState.FAILED, TaskState.KILLED)]
+
+    def failure_action(self, task: Task) -> str:
+        """What ``task``'s failure means under its role's restart policy."""
+        role = self.roles.get(task.role)
+        if role is None or role.restart_policy == "never" or task.exit_code in role.permanent_exit_codes:
+            return FAIL
+        if role.restart_policy == "on-failure":
+            return RESTART if task.restarts < role.max_restarts else FAIL
+        return RESTART_ALL if self.job_restarts < role.max_restarts else FAIL
+
+    def backoff_s(self, task: Task, restarts: int) -> float:
+        role = self.roles[task.role]
+        return float(role.restart_backoff_s * 2 ** restarts)
+
+    def due_restarts(self, now: float) -> list[Task]:
+        return [t for t in self.tasks if t.state == TaskState.RESTARTING and (t.restart_at or 0) <= now]
+
+    # -- gang timeouts ------------------------------------------------------------
+    def timed_out(self, now: float, allocation_timeout_s: float, registration_timeout_s: float,
+                  free: str = "") -> str | None:
+        """Why the gang cannot start in time, or None. ``free`` says what the cluster has free."""
+        waiting = [t for t in self.tasks if t.state in (TaskState.WAITING, TaskState.REQUESTED)
+                   and t.requested_at is not None and now - t.requested_at > allocation_timeout_s]
+        if waiting:
+            parts = []
+            for role in dict.fromkeys(t.role for t in waiting):
+                n = sum(1 for t in waiting if t.role == role)
+                total = sum(1 for t in self.tasks if t.role == role)
+                spec = self.roles.get(role)
+                ask = (f"each asks {spec.memory_mb} MiB, {spec.vcores} vcore(s), {spec.gpus} GPU(s)"
+                       if spec else "")
+                parts.append(f"{n} of {total} {role} container(s) not allocated after "
+                             f"{allocation_timeout_s:.0f} s ({ask})")
+            return "; ".join(parts) + (f"; {free}" if free else "")
+        late = [t for t in self.tasks if t.state == TaskState.RUNNING and not t.address
+                and t.timeline.get("allocated") and now - t.timeline["allocated"] > registration_timeout_s]
+        if late:
+            names = ", ".join(f"{t.name} on {t.host or '?'}" for t in late)
+            return (f"{len(late)} task(s) not registered {registration_timeout_s:.0f} s after their container "
+                    f"started ({names}): staging inputs or starting the executor took too long; see their logs")
+        return None
+
+    # -- the job's end --------------------------------------------------------------
     def outcome(self) -> tuple[str, str] | None:
         """(final status, diagnostics) once the job is decided, else None."""
         for t in self.tasks:
             if t.state in (TaskState.FAILED, TaskState.KILLED) and t.role not in self.tolerated:
                 why = f"exit code {t.exit_code}" if t.exit_code is not None else (t.exit_message or t.state.value)
                 diag = f"task {t.name} failed ({why}) on {t.host or 'unknown host'}"
+                if t.restarts:
+                    diag += f" after {t.restarts} restart(s)"
                 if t.stderr_tail:
                     diag += f"; its stderr ends:\n{t.stderr_tail}"
                 return "FAILED", diag
         required = [t for t in self.tasks if t.role in self.required]
         if required and all(t.state == TaskState.SUCCEEDED for t in required):
             names = sorted({t.role for t in required})
-            return "SUCCEEDED", f"all {len(required)} {'/'.join(names)} task(s) succeeded"
+            restarts = sum(t.restarts for t in self.tasks)
+            note = f" ({restarts} task restart(s))" if restarts else ""
+            return "SUCCEEDED", f"all {len(required)} {'/'.join(names)} task(s) succeeded{note}"
         return None

@@ -5,6 +5,7 @@ into tfyarn's here, once, so callers see one error tree.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import time
@@ -82,7 +83,7 @@ class Client:
             from tfyarn.preflight import check_paths  # pyarrow and hdfs-native load only when needed
 
             check_paths(spec, self.hadoop.conf_dir)
-        ctx = PlanContext.for_spec(spec)
+        ctx = dataclasses.replace(PlanContext.for_spec(spec), kerberized=hadoop_env.kerberized(self.hadoop.conf_dir))
         if spec.python_env != "local" or spec.code:
             from tfyarn import pyenv
 
@@ -92,6 +93,7 @@ class Client:
                 pyenv.ensure_uploaded(pyenv.planned_code(spec.code or "."), progress)
         app_spec = plan(spec, ctx)
         app_spec.master.env[protocol.ENV_SUBMIT_TIME] = f"{time.time():.3f}"  # the timeline's origin
+        app_spec.master.env[protocol.ENV_RM_WEB] = hadoop_env.rm_web(self.hadoop.conf_dir)
         with _skein_errors():
             return self._skein.submit(app_spec)
 

@@ -84,6 +84,11 @@ def rm_web(conf_dir: Path) -> str:
     return f"http://{addr}"
 
 
+def kerberized(conf_dir: Path) -> bool:
+    """Whether the cluster authenticates users (then the web UI knows who asks)."""
+    return read_conf(conf_dir, "core-site.xml").get("hadoop.security.authentication", "simple") == "kerberos"
+
+
 def check_reachable(hadoop: HadoopEnv, timeout_s: float = 3.0) -> None:
     """Raise UnreachableError unless the ResourceManager accepts a TCP connection."""
     host, port = rm_address(hadoop.conf_dir)

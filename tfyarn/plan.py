@@ -38,6 +38,7 @@ class PlanContext:
     python: str
     env_archive: str = ""  # python_env packed or an archive: its cached copy, localized as pyenv.ARCHIVE_DIR
     code_archive: str = ""  # --code: its cached archive, localized as pyenv.CODE_DIR
+    kerberized: bool = False  # the web UI can tell users apart, so its ACL is enforced
 
     @classmethod
     def for_spec(cls, spec: JobSpec) -> PlanContext:
@@ -91,5 +92,18 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
     tags = [TAG, f"framework:{spec.framework}", *spec.tags]
     return skein.ApplicationSpec(
         name=spec.name, queue=spec.queue, tags=tags, master=master, services=services,
-        max_attempts=spec.max_attempts, node_label=spec.node_label,
+        max_attempts=spec.max_attempts, node_label=spec.node_label, acls=acls(spec, ctx),
     )
+
+
+def acls(spec: JobSpec, ctx: PlanContext) -> skein.ACLs:
+    """YARN view/modify ACLs: the owner plus whom the spec names.
+
+    The web UI (the status page) follows view_acls on a Kerberized cluster;
+    without Kerberos the ResourceManager's proxy cannot tell users apart, so
+    an owner-only UI would lock everyone out: it stays open there, as YARN's
+    own pages are. The page carries no secrets either way.
+    """
+    ui = list(spec.view_acls) if ctx.kerberized else ["*"]
+    return skein.ACLs(enable=True, view_users=list(spec.view_acls), modify_users=list(spec.modify_acls),
+                      ui_users=ui)

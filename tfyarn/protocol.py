@@ -18,6 +18,7 @@ ENV_HADOOP_CONF_DIR = "HADOOP_CONF_DIR"
 # --- set by the plan on the ApplicationMaster container ----------------------
 ENV_JOB = "TFYARN_JOB"  # the job spec, encode_env()d
 ENV_SUBMIT_TIME = "TFYARN_SUBMIT_TIME"  # epoch seconds when the client submitted (the timeline's origin)
+ENV_RM_WEB = "TFYARN_RM_WEB"  # the ResourceManager's web address: the AM asks it what the cluster has free
 
 # --- set by the AM on each task container ------------------------------------
 ENV_ROLE = "TFYARN_ROLE"  # e.g. "worker"
@@ -29,6 +30,7 @@ ENV_FRAMEWORK = "TFYARN_FRAMEWORK"
 ENV_NPROC_PER_NODE = "TFYARN_NPROC_PER_NODE"  # pytorch: processes in this container
 ENV_STAGING = "TFYARN_STAGING"  # this task's inputs, shard and outputs, encode_env()d
 ENV_TENSORBOARD_URI = "TFYARN_TENSORBOARD_URI"  # --tensorboard: where this task's summaries are mirrored
+ENV_PREVIOUS_ADDRESS = "TFYARN_PREVIOUS_ADDRESS"  # a restarted task's old host:port, reused where it can
 
 # --- set by the executor on the user process ----------------------------------
 ENV_INPUT = "TFYARN_INPUT"  # absolute local dir of the first --input
@@ -142,6 +144,18 @@ STAGES = ("submitted", "am_started", "allocated", "localized", "inputs_staged", 
 def kv_task_started(role: str, index: int) -> str:
     """Key under which a task's executor stores its start record (JSON)."""
     return f"{KV_PREFIX}started/{task_name(role, index)}"
+
+
+def kv_task_keys(role: str, index: int) -> tuple[str, ...]:
+    """Every key one incarnation of a task writes or reads; cleared before it restarts."""
+    return (kv_task_addr(role, index), kv_task_exit(role, index), kv_task_events(role, index),
+            kv_task_gpus(role, index), kv_task_telemetry(role, index), kv_task_started(role, index),
+            kv_task_snapshot(role, index))
+
+
+# Records the executor writes (registration, exit, events, telemetry) carry the YARN
+# container id under this field: the AM ignores those of a container it has replaced.
+RECORD_CONTAINER = "container"
 
 
 # Executor exit codes that are not the user command's own.

@@ -15,6 +15,7 @@ from typing import Any
 from tfyarn.errors import SpecError
 
 FRAMEWORKS = ("none", "tensorflow", "pytorch")
+RESTART_POLICIES = ("never", "on-failure", "all")  # see RoleSpec.restart_policy
 PYTHON_ENVS = ("local", "packed")  # see tfyarn.plan.PlanContext and tfyarn.pyenv
 MIN_MEMORY_MB = 128
 _MEMORY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:ib|i|b)?\s*$", re.IGNORECASE)
@@ -99,6 +100,15 @@ class RoleSpec:
     node_label: str = ""
     command: tuple[str, ...] = ()  # empty: the role's default command (see JobSpec.command_for)
     nproc_per_node: int = 0  # pytorch workers: processes per container; 0 = its GPU count, or 1
+    # When a task of this role fails: never (the job fails), on-failure (restart that task in a
+    # new container, which rejoins: ps-strategy workers), all (restart every task with a fresh
+    # rendezvous: DDP, multi-worker collectives). At most max_restarts times per task (per job
+    # for `all`), waiting restart_backoff_s, doubled each time; exit codes listed in
+    # permanent_exit_codes are never retried.
+    restart_policy: str = "never"
+    max_restarts: int = 3
+    restart_backoff_s: int = 2
+    permanent_exit_codes: tuple[int, ...] = ()
 
     def validate(self) -> None:
         where = f"roles.{self.name}"
@@ -110,6 +120,14 @@ class RoleSpec:
         _check_int(self.memory_mb, f"{where}.memory_mb", MIN_MEMORY_MB)
         _check_int(self.vcores, f"{where}.vcores", 1)
         _check_int(self.gpus, f"{where}.gpus", 0)
+        if self.restart_policy not in RESTART_POLICIES:
+            raise SpecError(f"{where}.restart_policy: {self.restart_policy!r} is not one of "
+                            f"{', '.join(RESTART_POLICIES)}")
+        _check_int(self.max_restarts, f"{where}.max_restarts", 0)
+        _check_int(self.restart_backoff_s, f"{where}.restart_backoff_s", 0)
+        for code in self.permanent_exit_codes:
+            if isinstance(code, bool) or not isinstance(code, int) or not 0 < code < 256:
+                raise SpecError(f"{where}.permanent_exit_codes: {code!r} is not an exit code (1-255)")
 
     @property
     def processes(self) -> int:
@@ -125,6 +143,15 @@ class RoleSpec:
         if "memory_mb" in values:
             values["memory_mb"] = parse_memory(values["memory_mb"], f"roles.{name}.memory_mb")
         values["command"] = _str_list(values.get("command", ()), f"roles.{name}.command")
+        codes = values.get("permanent_exit_codes", ()) or ()
+        if isinstance(codes, (int, str)) and not isinstance(codes, bool):
+            codes = [codes]
+        if not isinstance(codes, (list, tuple)):
+            raise SpecError(f"roles.{name}.permanent_exit_codes: expected a list of exit codes")
+        try:
+            values["permanent_exit_codes"] = tuple(int(c) if isinstance(c, str) else c for c in codes)
+        except ValueError:
+            raise SpecError(f"roles.{name}.permanent_exit_codes: {codes!r} are not exit codes") from None
         role = cls(name=name, **{k: v for k, v in values.items() if k != "name"})
         role.validate()
         return role
@@ -188,7 +215,9 @@ class OutputSpec:
 
 def _str_list(value: Any, what: str) -> tuple[str, ...]:
     if isinstance(value, str):
-        raise SpecError(f"{what}: give the command as a list of arguments, not one string")
+        if what.endswith("command"):
+            raise SpecError(f"{what}: give the command as a list of arguments, not one string")
+        raise SpecError(f"{what}: expected a list of strings, got one string")
     if not isinstance(value, (list, tuple)) or not all(isinstance(a, str) for a in value):
         raise SpecError(f"{what}: expected a list of strings")
     return tuple(value)
@@ -219,6 +248,10 @@ class JobSpec:
     download_threads: int = 10  # per container (XLearning's download.thread.nums)
     upload_threads: int = 10
     tensorboard: bool = False  # the AM runs TensorBoard on the tasks' $TFYARN_TENSORBOARD_DIR summaries
+    allocation_timeout_s: int = 300  # every container allocated within this, or the job fails (gang)
+    registration_timeout_s: int = 900  # each task registered (inputs staged) this long after allocation
+    view_acls: tuple[str, ...] = ()  # users besides the owner who may view the job (YARN ACL)
+    modify_acls: tuple[str, ...] = ()  # users besides the owner who may kill it
 
     def validate(self) -> JobSpec:
         """Raise SpecError naming the first field that is wrong; return self."""
@@ -276,6 +309,12 @@ class JobSpec:
             if self.count(role) <= int(index):
                 raise SpecError(f"outputs[{i}].task: the job has no task {self.output_task(out)}")
         _check_int(self.max_attempts, "max_attempts", 1)
+        _check_int(self.allocation_timeout_s, "allocation_timeout_s", 1)
+        _check_int(self.registration_timeout_s, "registration_timeout_s", 1)
+        for key in ("view_acls", "modify_acls"):
+            for user in getattr(self, key):
+                if not re.match(r"^[A-Za-z0-9_.@$-]+$", user) and user != "*":
+                    raise SpecError(f"{key}: {user!r} is not a user name (or *)")
         return self
 
     @property
@@ -322,9 +361,10 @@ class JobSpec:
         d["command"] = list(self.command)
         d["tags"] = list(self.tags)
         d["files"] = list(self.files)
+        d["view_acls"], d["modify_acls"] = list(self.view_acls), list(self.modify_acls)
         d["inputs"] = [asdict(i) for i in self.inputs]
         d["outputs"] = [asdict(o) for o in self.outputs]
-        d["roles"] = {n: {k: (list(v) if k == "command" else v) for k, v in asdict(r).items() if k != "name"}
+        d["roles"] = {n: {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(r).items() if k != "name"}
                       for n, r in self.roles.items()}
         return d
 
@@ -341,6 +381,8 @@ class JobSpec:
         values["command"] = _str_list(values.get("command", ()), "command")
         values["tags"] = _str_list(values.get("tags", ()), "tags")
         values["files"] = _str_list(values.get("files", ()), "files")
+        for key in ("view_acls", "modify_acls"):
+            values[key] = _str_list(values.get(key, ()), key)
         values["inputs"] = tuple(_sub(InputSpec, x, f"inputs[{i}]") for i, x in enumerate(_list(values, "inputs")))
         values["outputs"] = tuple(_sub(OutputSpec, x, f"outputs[{i}]")
                                   for i, x in enumerate(_list(values, "outputs")))

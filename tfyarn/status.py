@@ -33,6 +33,7 @@ class TaskState(str, Enum):
     WAITING = "WAITING"  # not yet requested from YARN
     REQUESTED = "REQUESTED"  # asked of the RM, no container yet
     RUNNING = "RUNNING"
+    RESTARTING = "RESTARTING"  # failed; a new container is due after the restart backoff
     SUCCEEDED = "SUCCEEDED"
     FAILED = "FAILED"
     KILLED = "KILLED"

@@ -73,6 +73,21 @@ BAD_INPUT = [
     (["submit", "--input-mode", "stream", "--", "python"], 2, "'stream' is not one of"),
     (["submit", "--save-every", "10", "--", "python"], 2, "--save-every: snapshots need an output"),
     (["submit", "--python-env", "conda", "--", "python"], 2, "--python-env: 'conda' is not one of"),
+    # reliability: restart policies, gang timeouts, ACLs
+    (["submit", "--worker-restart", "sometimes", "--", "python"], 2, "'sometimes' is not one of"),
+    (["submit", "--worker-max-restarts", "-1", "--", "python"], 2, "--worker-max-restarts"),
+    (["submit", "--worker-permanent-exit-codes", "0,300", "--", "python"], 2, "exit codes 1-255"),
+    (["submit", "--set", "roles.worker.restart_policy=always", "--", "python"], 2,
+     "roles.worker.restart_policy (--worker-restart): 'always' is not one of never, on-failure, all"),
+    (["submit", "--set", "roles.worker.permanent_exit_codes=[x]", "--", "python"], 2,
+     "(--worker-permanent-exit-codes): ['x'] are not exit codes"),
+    (["submit", "--allocation-timeout", "0", "--", "python"], 2, "--allocation-timeout"),
+    (["submit", "--set", "registration_timeout_s=soon", "--", "python"], 2,
+     "registration_timeout_s (--registration-timeout): 'soon' is not a whole number"),
+    (["submit", "--view-acl", "bad user", "--", "python"], 2, "--view-acl: 'bad user' is not a user name"),
+    (["submit", "--set", "modify_acls=bob", "--", "python"], 2, "modify_acls (--modify-acl): expected a list"),
+    (["submit", "--tensorboard", "--set", "tensorboard=maybe", "--", "python"], 2,
+     "tensorboard (--tensorboard): expected true or false, got 'maybe'"),
 ]
 
 

@@ -87,3 +87,66 @@ def test_cluster_view_orders_addresses_by_index():
         task.address = addrs[task.name]
     assert t.all_registered()
     assert t.cluster_view() == {"chief": ["c:1"], "ps": ["p:4"], "worker": ["w0:2", "w1:3"]}
+
+
+def policy_table(policy, max_restarts=2, permanent=(), backoff=2):
+    role = RoleSpec("worker", 2, restart_policy=policy, max_restarts=max_restarts, restart_backoff_s=backoff,
+                    permanent_exit_codes=tuple(permanent))
+    return TaskTable.for_job(JobSpec(name="j", command=("x",), roles={"worker": role}).validate())
+
+
+def test_restart_policies_decide_what_a_failure_means():
+    from appmaster.tasks import FAIL, RESTART, RESTART_ALL
+
+    assert policy_table("never").failure_action(set_state(policy_table("never"), "worker:0", TaskState.FAILED, 1)) \
+        == FAIL
+    t = policy_table("on-failure", max_restarts=1)
+    task = set_state(t, "worker:1", TaskState.FAILED, 137)
+    assert t.failure_action(task) == RESTART
+    task.reset(restart_at=10.0, keep_address=True)
+    assert task.state == TaskState.RESTARTING and task.restarts == 1 and task.exit_code is None
+    set_state(t, "worker:1", TaskState.FAILED, 137)
+    assert t.failure_action(task) == FAIL  # max_restarts used up
+    t = policy_table("all", max_restarts=1)
+    assert t.failure_action(set_state(t, "worker:0", TaskState.KILLED)) == RESTART_ALL  # a lost container too
+    t.job_restarts = 1
+    assert t.failure_action(t.tasks[0]) == FAIL
+
+
+def test_permanent_exit_codes_are_never_retried():
+    from appmaster.tasks import FAIL, RESTART
+
+    t = policy_table("on-failure", permanent=(2,))
+    assert t.failure_action(set_state(t, "worker:0", TaskState.FAILED, 2)) == FAIL
+    assert t.failure_action(set_state(t, "worker:1", TaskState.FAILED, 1)) == RESTART
+
+
+def test_restarting_tasks_do_not_fail_the_job_and_wait_out_their_backoff():
+    t = policy_table("on-failure", backoff=3)
+    task = set_state(t, "worker:0", TaskState.FAILED, 137)
+    task.address, task.host = "h:4000", "h"
+    assert t.backoff_s(task, 0) == 3 and t.backoff_s(task, 2) == 12  # doubled each time
+    task.reset(restart_at=100.0 + t.backoff_s(task, 0), keep_address=True)
+    assert task.previous_address == "h:4000" and task.history[0].endswith("FAILED (exit code 137)")
+    assert t.outcome() is None
+    assert t.due_restarts(102.0) == [] and t.due_restarts(103.0) == [task]
+    set_state(t, "worker:1", TaskState.SUCCEEDED, 0)
+    task.state, task.exit_code = TaskState.SUCCEEDED, 0
+    assert t.outcome() == ("SUCCEEDED", "all 2 worker task(s) succeeded (1 task restart(s))")
+
+
+def test_gang_timeouts_name_what_is_missing():
+    role = RoleSpec("worker", 4, memory_mb=1024, gpus=1)
+    t = TaskTable.for_job(JobSpec(name="j", command=("x",), roles={"worker": role}).validate())
+    for task in t.tasks:
+        task.state, task.requested_at = TaskState.REQUESTED, 0.0
+    for task in t.tasks[:2]:
+        task.state, task.timeline["allocated"], task.host = TaskState.RUNNING, 1.0, "h"
+    assert t.timed_out(100.0, 120, 900) is None
+    msg = t.timed_out(121.0, 120, 900, "the cluster's 1 node(s) have 0 of 4 GPU(s) free")
+    assert msg == ("2 of 4 worker container(s) not allocated after 120 s (each asks 1024 MiB, 1 vcore(s), "
+                   "1 GPU(s)); the cluster's 1 node(s) have 0 of 4 GPU(s) free")
+    for task in t.tasks[2:]:
+        task.state, task.timeline["allocated"], task.address = TaskState.RUNNING, 1.0, "h:1"
+    assert t.timed_out(500.0, 120, 900) is None
+    assert "2 task(s) not registered 900 s after" in t.timed_out(902.0, 120, 900)

@@ -37,5 +37,20 @@ class KeyValue(click.ParamType):
         return key, val
 
 
+class ExitCodes(click.ParamType):
+    """A comma-separated list of exit codes, e.g. 2,3."""
+
+    name = "N[,N...]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> list[int]:
+        if isinstance(value, list):
+            return value
+        parts = [p.strip() for p in str(value).split(",") if p.strip()]
+        if not parts or not all(p.isdigit() and 0 < int(p) < 256 for p in parts):
+            self.fail(f"{value!r} is not a comma-separated list of exit codes 1-255, e.g. 2,3", param, ctx)
+        return [int(p) for p in parts]
+
+
 MEMORY = Memory()
+EXIT_CODES = ExitCodes()
 KEY_VALUE = KeyValue()

@@ -15,9 +15,9 @@ from typing import Any
 import click
 import yaml
 
-from tfyarn.cli.params import KEY_VALUE, MEMORY
+from tfyarn.cli.params import EXIT_CODES, KEY_VALUE, MEMORY
 from tfyarn.errors import JobFailed, SpecError
-from tfyarn.spec import FRAMEWORKS, INPUT_MODES, JobSpec, split_pair
+from tfyarn.spec import FRAMEWORKS, INPUT_MODES, RESTART_POLICIES, JobSpec, split_pair
 
 ROLES = ("chief", "worker", "ps", "evaluator")
 
@@ -29,16 +29,21 @@ FLAG_KEYS: dict[str, str] = {
     "inputs": "--input", "outputs": "--output", "overwrite": "--overwrite",
     "download_threads": "--download-threads", "upload_threads": "--upload-threads", "python_env": "--python-env",
     "save_every": "--save-every", "code": "--code", "tensorboard": "--tensorboard",
+    "allocation_timeout_s": "--allocation-timeout", "registration_timeout_s": "--registration-timeout",
+    "view_acls": "--view-acl", "modify_acls": "--modify-acl",
     "roles.worker.instances": "--num-workers", "roles.ps.instances": "--num-ps",
     "roles.chief.instances": "--chief", "roles.evaluator.instances": "--evaluator",
     "roles.worker.nproc_per_node": "--nproc-per-node",
     **{f"roles.{r}.{k}": f"--{r}-{f}" for r in ROLES
-       for k, f in (("memory_mb", "memory"), ("vcores", "vcores"), ("gpus", "gpus"), ("node_label", "node-label"))},
+       for k, f in (("memory_mb", "memory"), ("vcores", "vcores"), ("gpus", "gpus"), ("node_label", "node-label"),
+                    ("restart_policy", "restart"), ("max_restarts", "max-restarts"),
+                    ("restart_backoff_s", "restart-backoff"), ("permanent_exit_codes", "permanent-exit-codes"))},
 }
 _PARAM_KEYS = {flag.lstrip("-").replace("-", "_"): key for key, flag in FLAG_KEYS.items()}
-_PARAM_KEYS.update({"file": "files", "tag": "tags", "input": "inputs", "output": "outputs"})
+_PARAM_KEYS.update({"file": "files", "tag": "tags", "input": "inputs", "output": "outputs",
+                    "view_acl": "view_acls", "modify_acl": "modify_acls"})
 # list keys whose flags add to what the YAML file already has
-_APPENDED = ("file", "tag", "input", "output")
+_APPENDED = ("file", "tag", "input", "output", "view_acl", "modify_acl")
 
 
 def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
@@ -143,6 +148,15 @@ def follow(client: Any, app_id: str, total: int, poll_s: float = 1.0) -> Any:
 
 def _role_options(f: Any) -> Any:
     for role in reversed(ROLES):
+        f = click.option(f"--{role}-permanent-exit-codes", type=EXIT_CODES, default=None, metavar="N[,N...]",
+                         help=f"Exit codes of a {role} task that are never retried.")(f)
+        f = click.option(f"--{role}-restart-backoff", type=click.IntRange(min=0), default=None, metavar="SECONDS",
+                         help=f"Wait before restarting a {role} task, doubled each time. [default: 2]")(f)
+        f = click.option(f"--{role}-max-restarts", type=click.IntRange(min=0), default=None,
+                         help=f"Restarts allowed per {role} task (per job for 'all'). [default: 3]")(f)
+        f = click.option(f"--{role}-restart", type=click.Choice(RESTART_POLICIES), default=None,
+                         help=f"When a {role} task fails: never (job fails), on-failure (restart it; it "
+                              "rejoins), all (restart every task, new rendezvous). [default: never]")(f)
         f = click.option(f"--{role}-node-label", default=None, help=f"Node label for {role} containers.")(f)
         f = click.option(f"--{role}-gpus", type=click.IntRange(min=0), default=None,
                          help=f"GPUs (yarn.io/gpu) per {role} container. [default: 0]")(f)
@@ -205,7 +219,18 @@ def _role_options(f: Any) -> Any:
                    "$TFYARN_TENSORBOARD_DIR, mirrored to HDFS every few seconds (AM gets 512 MiB more).")
 @click.option("--tag", "tag", multiple=True, help="YARN application tag (repeatable).")
 @click.option("--am-memory", type=MEMORY, default=None, help="ApplicationMaster memory. [default: 768m]")
-@click.option("--max-attempts", type=click.IntRange(min=1), default=None, help="YARN AM attempts. [default: 1]")
+@click.option("--max-attempts", type=click.IntRange(min=1), default=None,
+              help="YARN AM attempts; a second attempt re-runs the whole job from a clean state. [default: 1]")
+@click.option("--allocation-timeout", type=click.IntRange(min=1), default=None, metavar="SECONDS",
+              help="Fail the job (releasing what it holds) unless YARN allocates all its containers in time. "
+                   "[default: 300]")
+@click.option("--registration-timeout", type=click.IntRange(min=1), default=None, metavar="SECONDS",
+              help="Fail the job if a task has not registered (inputs staged) this long after its container "
+                   "was allocated. [default: 900]")
+@click.option("--view-acl", "view_acl", multiple=True, metavar="USER",
+              help="Another user who may view the job and its logs (repeatable; default: the owner only).")
+@click.option("--modify-acl", "modify_acl", multiple=True, metavar="USER",
+              help="Another user who may kill the job (repeatable; default: the owner only).")
 @click.option("--dry-run", is_flag=True, help="Print the plan (YAML) without contacting YARN.")
 @click.option("--wait", is_flag=True, help="Follow the job; exit 0 only if it SUCCEEDED.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
