@@ -1,9 +1,11 @@
-"""Refuse at submit time what no node of the cluster could ever run.
+"""Refuse at submit time what the cluster could never run.
 
-A pure check of a spec against the nodes' capacities (read from the
-ResourceManager's REST API by the client), so a container that asks for
-more GPUs, memory or vcores than any node has fails in a second with the
-limit named, instead of waiting forever for an allocation.
+Pure checks of a spec against the scheduler's limits (the ResourceManager's
+effective configuration, its /conf page) and the nodes' capacities (its
+REST API), both read by the client: a container larger than the scheduler's
+maximum, a resource type the cluster does not define, or more GPUs, memory
+or vcores than any node has fails in a second with the limit named,
+instead of waiting for an allocation that never comes.
 """
 from __future__ import annotations
 
@@ -29,6 +31,42 @@ class NodeCapacity:
         infos = ((total.get("resourceInformations") or {}).get("resourceInformation")) or []
         gpus = sum(int(i.get("value", 0)) for i in infos if i.get("name") == GPU)
         return cls(node.get("id", "?"), int(total.get("memory", 0)), int(total.get("vCores", 0)), gpus)
+
+
+@dataclass(frozen=True)
+class SchedulerLimits:
+    max_memory_mb: int | None
+    max_vcores: int | None
+    resource_types: frozenset[str]
+
+    @classmethod
+    def from_conf(cls, props: dict[str, str]) -> SchedulerLimits:
+        def num(key: str) -> int | None:
+            value = props.get(key, "").strip()
+            return int(value) if value.isdigit() else None
+
+        types = frozenset(t.strip() for t in props.get("yarn.resource-types", "").split(",") if t.strip())
+        return cls(num("yarn.scheduler.maximum-allocation-mb"), num("yarn.scheduler.maximum-allocation-vcores"),
+                   types)
+
+
+def check_limits(spec: JobSpec, limits: SchedulerLimits, am_memory_mb: int) -> None:
+    """Raise SpecError for a container the scheduler would refuse or never place."""
+    for name, role in spec.roles.items():
+        if role.instances and role.gpus and GPU not in limits.resource_types:
+            raise SpecError(f"roles.{name}.gpus: this cluster defines no {GPU} resource (yarn.resource-types is "
+                            f"{','.join(sorted(limits.resource_types)) or 'empty'}); ask for 0 GPUs or use a GPU "
+                            "cluster")
+    asks = [(f"roles.{n}", n, r.memory_mb, r.vcores) for n, r in spec.roles.items() if r.instances]
+    asks.append(("am_memory_mb", "ApplicationMaster", am_memory_mb, 1))
+    for where, who, memory, vcores in asks:
+        if limits.max_memory_mb is not None and memory > limits.max_memory_mb:
+            key = "am_memory_mb" if where == "am_memory_mb" else f"{where}.memory_mb"
+            raise SpecError(f"{key}: each {who} container asks {memory} MiB, above the scheduler's maximum "
+                            f"container size of {limits.max_memory_mb} MiB (yarn.scheduler.maximum-allocation-mb)")
+        if limits.max_vcores is not None and vcores > limits.max_vcores:
+            raise SpecError(f"{where}.vcores: each {who} container asks {vcores} vcores, above the scheduler's "
+                            f"maximum of {limits.max_vcores} (yarn.scheduler.maximum-allocation-vcores)")
 
 
 def check_fits(spec: JobSpec, nodes: list[NodeCapacity]) -> None:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,9 +19,9 @@ from typing import Any
 import skein
 
 from tfyarn import hadoop_env, protocol
-from tfyarn.admission import NodeCapacity, check_fits
+from tfyarn.admission import NodeCapacity, SchedulerLimits, check_fits, check_limits
 from tfyarn.errors import TfyarnError, UnreachableError
-from tfyarn.plan import TAG, PlanContext, plan
+from tfyarn.plan import TAG, TENSORBOARD_AM_MEMORY_MB, PlanContext, plan
 from tfyarn.rest import fetch, fetch_json
 from tfyarn.spec import JobSpec
 from tfyarn.status import JobReport, job_state
@@ -54,7 +56,9 @@ class Client:
         hadoop_env.check_reachable(self.hadoop)
         self.hadoop.apply()
         with _skein_errors():
-            self._skein = skein.Client(log=str(driver_log()), log_level="info")
+            self._skein = skein.Client(log=str(driver_log()), log_level="info",
+                                       principal=os.environ.get(protocol.ENV_PRINCIPAL) or None,
+                                       keytab=os.environ.get(protocol.ENV_KEYTAB) or None)
 
     def __enter__(self) -> Client:
         return self
@@ -74,8 +78,22 @@ class Client:
         nodes = ((data.get("nodes") or {}).get("node")) or []
         return [NodeCapacity.from_rm(n) for n in nodes]
 
+    def limits(self) -> SchedulerLimits | None:
+        """The scheduler's limits from the RM's effective configuration; None if it does not answer."""
+        raw = fetch(f"{hadoop_env.rm_web(self.hadoop.conf_dir)}/conf")
+        if raw is None:
+            return None
+        try:
+            props = {p.findtext("name") or "": p.findtext("value") or "" for p in ET.fromstring(raw).iter("property")}
+        except ET.ParseError:
+            return None
+        return SchedulerLimits.from_conf(props)
+
     def submit(self, spec: JobSpec, progress: Callable[[str], None] = lambda _m: None) -> str:
         """Check the job fits the cluster, ship its environment if asked, submit; return the application id."""
+        limits = self.limits()
+        if limits is not None:
+            check_limits(spec, limits, spec.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if spec.tensorboard else 0))
         nodes = self.nodes()
         if nodes is not None:
             check_fits(spec, nodes)

@@ -14,6 +14,8 @@ from typing import Any
 ENV_CLUSTER_DIR = "TFYARN_CLUSTER_DIR"  # where `tfyarn cluster` keeps a local cluster
 ENV_JAR_CACHE = "TFYARN_JAR_CACHE"  # where the Hadoop jars are cached
 ENV_HADOOP_CONF_DIR = "HADOOP_CONF_DIR"
+ENV_PRINCIPAL = "TFYARN_PRINCIPAL"  # Kerberos principal handed to skein (tfyarn --principal)
+ENV_KEYTAB = "TFYARN_KEYTAB"  # its keytab (tfyarn --keytab)
 
 # --- set by the plan on the ApplicationMaster container ----------------------
 ENV_JOB = "TFYARN_JOB"  # the job spec, encode_env()d

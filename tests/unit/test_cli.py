@@ -86,6 +86,8 @@ BAD_INPUT = [
      "registration_timeout_s (--registration-timeout): 'soon' is not a whole number"),
     (["submit", "--view-acl", "bad user", "--", "python"], 2, "--view-acl: 'bad user' is not a user name"),
     (["submit", "--set", "modify_acls=bob", "--", "python"], 2, "modify_acls (--modify-acl): expected a list"),
+    (["--principal", "ann@EXAMPLE.COM", "list"], 2, "--principal and --keytab go together"),
+    (["--principal", "ann@EXAMPLE.COM", "--keytab", "/no/such.keytab", "list"], 2, "does not exist"),
     (["submit", "--tensorboard", "--set", "tensorboard=maybe", "--", "python"], 2,
      "tensorboard (--tensorboard): expected true or false, got 'maybe'"),
 ]

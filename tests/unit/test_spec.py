@@ -124,3 +124,25 @@ def test_admission_names_the_limit():
         check_fits(JobSpec(name="j", command=("x",), roles={"worker": RoleSpec("worker", 1, memory_mb=20000)}), nodes)
     with pytest.raises(SpecError, match="no RUNNING NodeManager"):
         check_fits(ok, [])
+
+
+def test_scheduler_limits_and_resource_types_are_named():
+    from tfyarn.admission import SchedulerLimits, check_limits
+
+    limits = SchedulerLimits.from_conf({"yarn.scheduler.maximum-allocation-mb": "8192",
+                                        "yarn.scheduler.maximum-allocation-vcores": "4",
+                                        "yarn.resource-types": "yarn.io/gpu"})
+    ok = JobSpec(name="j", command=("x",), roles={"worker": RoleSpec("worker", 2, memory_mb=8192, gpus=1)})
+    check_limits(ok.validate(), limits, 768)
+    big = JobSpec(name="j", command=("x",), roles={"worker": RoleSpec("worker", 1, memory_mb=10240)})
+    with pytest.raises(SpecError, match=r"roles.worker.memory_mb: each worker container asks 10240 MiB, above "
+                                        r"the scheduler's maximum container size of 8192 MiB"):
+        check_limits(big, limits, 768)
+    with pytest.raises(SpecError, match=r"am_memory_mb: each ApplicationMaster container asks 9000 MiB"):
+        check_limits(ok, limits, 9000)
+    cores = JobSpec(name="j", command=("x",), roles={"worker": RoleSpec("worker", 1, vcores=8)})
+    with pytest.raises(SpecError, match=r"roles.worker.vcores: .* maximum of 4"):
+        check_limits(cores, limits, 768)
+    no_gpu = SchedulerLimits.from_conf({"yarn.resource-types": ""})
+    with pytest.raises(SpecError, match=r"roles.worker.gpus: this cluster defines no yarn.io/gpu resource"):
+        check_limits(ok, no_gpu, 768)

@@ -6,12 +6,13 @@ stderr and a defined exit code (see tfyarn.errors); no stack traces.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
 import click
 
-from tfyarn import __version__
+from tfyarn import __version__, protocol
 from tfyarn.errors import TfyarnError
 
 # name -> (module, attribute, short help); imported only when the command runs.
@@ -70,7 +71,12 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tfyarn")
-def cli() -> None:
+@click.option("--principal", envvar=protocol.ENV_PRINCIPAL, default=None, metavar="USER@REALM",
+              help=f"Kerberos principal for YARN and HDFS (with --keytab; env {protocol.ENV_PRINCIPAL}).")
+@click.option("--keytab", envvar=protocol.ENV_KEYTAB, default=None, metavar="PATH",
+              type=click.Path(exists=True, dir_okay=False),
+              help=f"Keytab for --principal (env {protocol.ENV_KEYTAB}).")
+def cli(principal: str | None, keytab: str | None) -> None:
     """tfyarn runs TensorFlow and PyTorch training on Hadoop YARN.
 
     \b
@@ -80,4 +86,10 @@ def cli() -> None:
       tfyarn cluster down
 
     Against an existing cluster, set HADOOP_CONF_DIR and put its `yarn` on PATH.
+    On a Kerberized cluster give --principal and --keytab (they go to skein),
+    or run kinit first.
     """
+    if bool(principal) != bool(keytab):
+        raise click.UsageError("--principal and --keytab go together; give both, or neither (kinit)")
+    if principal and keytab:  # read by tfyarn.client.Client in this process
+        os.environ[protocol.ENV_PRINCIPAL], os.environ[protocol.ENV_KEYTAB] = principal, keytab
