@@ -19,8 +19,9 @@ TFYARN = [sys.executable, "-m", "tfyarn"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # Tests that stop and restart the cluster run last, after everything that needs it.
-    items.sort(key=lambda it: it.get_closest_marker("lifecycle") is not None)
+    # Tests that freeze a daemon, then those that stop and restart the cluster, run last.
+    items.sort(key=lambda it: (it.get_closest_marker("lifecycle") is not None,
+                               it.get_closest_marker("disruptive") is not None))
 
 
 @pytest.fixture(scope="session")

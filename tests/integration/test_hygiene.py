@@ -9,27 +9,7 @@ import time
 from pathlib import Path
 
 from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, hadoop
-
-
-def job_processes(app_id: str) -> list[str]:
-    """Processes whose environment names this application (AM, executors, user processes, TF servers)."""
-    marker = app_id.removeprefix("application_").encode()
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            if marker in (proc / "environ").read_bytes():
-                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ")[:120]
-                found.append(f"{proc.name}: {cmdline!r}")
-        except OSError:
-            continue
-    return found
-
-
-def wait_none_left(app_id: str, timeout_s: float = 30) -> list[str]:
-    deadline = time.monotonic() + timeout_s
-    while (left := job_processes(app_id)) and time.monotonic() < deadline:
-        time.sleep(1)
-    return left
+from tests.integration.procs import job_processes, wait_none_left
 
 
 def status(app_id: str) -> dict:

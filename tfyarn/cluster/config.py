@@ -107,6 +107,9 @@ def yarn_site(layout: ClusterLayout, opts: ClusterOptions) -> dict[str, str]:
         "yarn.nodemanager.disk-health-checker.min-free-space-per-disk-mb": "100",
         "yarn.nodemanager.env-whitelist": whitelist,
         "yarn.nodemanager.delete.debug-delay-sec": "600",
+        # A NodeManager silent for 20 s is lost (YARN's default waits 10 min): jobs on a dead
+        # node end in seconds, and the tests can stop one and watch.
+        "yarn.nm.liveness-monitor.expiry-interval-ms": "20000",
         "yarn.scheduler.minimum-allocation-mb": "128",
         "yarn.scheduler.maximum-allocation-mb": str(opts.max_container_mb),
         "yarn.scheduler.maximum-allocation-vcores": str(opts.vcores),
