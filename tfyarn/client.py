@@ -199,8 +199,9 @@ class Client:
     def task_log(self, app_id: str, task: dict[str, Any], running: bool) -> str | None:
         """One task's output: from its NodeManager while it keeps the file, else from the aggregated logs.
 
-        A NodeManager serves a finished container's logs until it has aggregated them, and
-        `yarn logs` finds them only after that; between the two we wait for aggregation.
+        None while the job runs but the task's container has ended: its NodeManager
+        no longer serves the file and YARN aggregates it only when the job ends.
+        After the job, this waits while YARN is still aggregating.
         """
         filename = f"{task['role']}.log"
         cid = task.get("yarn_container_id")
@@ -211,8 +212,12 @@ class Client:
         if not cid:
             return None
         args = ("-containerId", cid, "-log_files", filename)
-        text = self._yarn_logs(app_id, *args) if running else self._aggregated_logs(app_id, *args)
-        return _log_contents(text)
+        if running:
+            try:
+                return _log_contents(self._yarn_logs(app_id, *args))
+            except TfyarnError:
+                return None
+        return _log_contents(self._aggregated_logs(app_id, *args))
 
     def _aggregated_logs(self, app_id: str, *args: str, wait_s: float = 90) -> str:
         """``yarn logs`` of an ended job, waiting while YARN still aggregates them."""

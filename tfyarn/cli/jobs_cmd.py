@@ -121,11 +121,15 @@ def logs(app_id: str, task_name: str | None, follow: bool) -> None:
                 if rep.state.is_terminal() or not follow:
                     raise click.ClickException(f"no task {task_name} in {app_id} (yet)")
             else:
-                text = client.task_log(app_id, task, running=not rep.state.is_terminal()) or ""
-                click.echo(text[printed:], nl=False)
-                printed = len(text)
-                if not follow or task["state"] in ("SUCCEEDED", "FAILED", "KILLED") or rep.state.is_terminal():
-                    return
+                text = client.task_log(app_id, task, running=not rep.state.is_terminal())
+                if text is None and not follow:
+                    raise click.ClickException(f"{task_name} of {app_id} has ended; YARN collects its log when "
+                                               f"the job ends: try again then, or use --follow")
+                if text is not None:
+                    click.echo(text[printed:], nl=False)
+                    printed = len(text)
+                    if not follow or rep.state.is_terminal() or task["state"] in ("SUCCEEDED", "FAILED", "KILLED"):
+                        return
             time.sleep(1.0)
 
 
