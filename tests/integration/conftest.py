@@ -5,11 +5,14 @@ starts it first); `up` is idempotent, so the fixture only ensures it.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,6 +39,25 @@ def cluster() -> LocalCluster:
 def tfyarn(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run the real CLI as a user would."""
     return subprocess.run([*TFYARN, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def status_json(app_id: str) -> dict[str, Any]:
+    """`tfyarn status --json`, as a user would read it."""
+    res = tfyarn("status", "--json", app_id)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 180, every_s: float = 1) -> Any:
+    """Poll ``check`` until it returns something true; fail naming ``what`` and its last answer."""
+    deadline = time.monotonic() + timeout_s
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(every_s)
+    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
 def hadoop(cluster: LocalCluster, cmd: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

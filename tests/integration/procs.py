@@ -35,16 +35,30 @@ def wait_none_left(app_id: str, timeout_s: float = 30) -> list[str]:
     return left
 
 
-def container_pids(yarn_container_id: str, needle: str) -> list[int]:
-    """Processes of one YARN container (CONTAINER_ID in their environment) whose command line has ``needle``."""
+def container_pids(yarn_container_id: str, needle: str, program: str = "") -> list[int]:
+    """Processes of one YARN container (CONTAINER_ID in their environment) whose command line has
+    ``needle`` (and, if given, whose executable is named ``program``: not the shell that started it)."""
     marker = f"CONTAINER_ID={yarn_container_id}\0".encode()
     return [int(p.name) for p in Path("/proc").glob("[0-9]*")
-            if marker in _environ(p.name) and needle in _cmdline(p.name)]
+            if marker in _environ(p.name) and needle in _cmdline(p.name)
+            and (not program or _exe(p.name) == program)]
 
 
-def kill_9(yarn_container_id: str, needle: str) -> int:
+def _exe(pid: str) -> str:
+    try:
+        return os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+    except OSError:
+        return ""
+
+
+def kill_9(yarn_container_id: str, needle: str, wait_s: float = 30) -> int:
     """SIGKILL the container's process running ``needle`` (the user process, not its executor)."""
-    pids = container_pids(yarn_container_id, needle)
-    assert len(pids) == 1, f"expected one {needle!r} process in {yarn_container_id}, found {pids}"
+    deadline = time.monotonic() + wait_s
+    while len(pids := container_pids(yarn_container_id, needle)) != 1 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    everything = [f"{p}: {_cmdline(str(p))[:80]}" for p in container_pids(yarn_container_id, "")]
+    any_container = [p.name for p in Path("/proc").glob("[0-9]*") if b"CONTAINER_ID=" in _environ(p.name)]
+    assert len(pids) == 1, (f"expected one {needle!r} process in {yarn_container_id}, found {pids} of "
+                            f"{everything}; processes of any container: {any_container[:20]}")
     os.kill(pids[0], signal.SIGKILL)
     return pids[0]

@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, hadoop
 from tests.integration.procs import job_processes, wait_none_left

@@ -1,7 +1,6 @@
 """Jobs end to end: the real CLI submits to the real RM, the Python AM runs, tasks run the command."""
 import json
 import subprocess
-import sys
 import time
 import urllib.request
 

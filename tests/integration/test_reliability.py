@@ -10,29 +10,12 @@ import time
 
 import pytest
 
-from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, hadoop, tfyarn
-from tests.integration.procs import job_processes, kill_9, wait_none_left
+from tests.integration.conftest import EXAMPLES, app_id_from, hadoop, status_json, tfyarn, wait_for
+from tests.integration.procs import container_pids, job_processes, kill_9, wait_none_left
 from tfyarn.rest import fetch_json
 
 PS_EXAMPLE = str(EXAMPLES / "tensorflow/ps_strategy/submit.sh")
 DDP_EXAMPLE = str(EXAMPLES / "pytorch/ddp/submit.sh")
-
-
-def status_json(app_id: str) -> dict:
-    res = tfyarn("status", "--json", app_id)
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)
-
-
-def wait_for(what: str, check, timeout_s: float = 180, every_s: float = 1):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(every_s)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
 def start_example(script: str, flags: str, *args: str) -> tuple[subprocess.Popen[str], str]:
@@ -53,6 +36,16 @@ def training(app: str, log_task: str, marker: str, timeout_s: float = 180) -> di
         log = tfyarn("logs", app, "--task", log_task)
         return status_json(app) if marker in log.stdout else None
     return wait_for(f"{marker!r} in {log_task}'s log", ready, timeout_s, every_s=2)
+
+
+def kill_task(app: str, name: str, needle: str) -> str:
+    """SIGKILL ``name``'s user process (``needle`` in its command line) in its current container."""
+    def found() -> str | None:
+        cid = task(status_json(app), name)["yarn_container_id"]
+        return cid if cid and len(container_pids(cid, needle)) == 1 else None
+    cid = wait_for(f"{name}'s {needle} process", found, timeout_s=60)
+    kill_9(cid, needle)
+    return cid
 
 
 def gpus_in_use(cluster) -> int:  # type: ignore[no-untyped-def]
@@ -83,19 +76,18 @@ def test_more_gpus_than_free_fails_after_the_allocation_timeout_and_holds_nothin
 
 
 def test_ps_worker_killed_is_restarted_on_failure_and_the_job_succeeds(cluster, yarn_apps):
-    proc, app = start_example(PS_EXAMPLE, "--worker-restart on-failure", "--epochs", "60",
+    proc, app = start_example(PS_EXAMPLE, "--worker-restart on-failure", "--epochs", "300",
                               "--model-dir", "/tmp/tfyarn-restart-test")
     yarn_apps.append(app)
-    doc = training(app, "chief:0", "epoch 1")
-    worker = task(doc, "worker:1")
-    kill_9(worker["yarn_container_id"], "appmaster.tf_server")
+    training(app, "chief:0", "epoch 1")
+    killed = kill_task(app, "worker:1", "appmaster.tf_server")
     out, err = proc.communicate(timeout=400)
     assert proc.returncode == 0, out + err
     doc = status_json(app)
     assert doc["state"] == "SUCCEEDED"
     restarted = task(doc, "worker:1")
-    assert restarted["restarts"] == 1 and restarted["yarn_container_id"] != worker["yarn_container_id"]
-    assert "exit code 137" in restarted["history"][0]
+    assert restarted["restarts"] == 1 and restarted["yarn_container_id"] != killed, restarted
+    assert restarted["history"][0].startswith(killed) and "exit code 137" in restarted["history"][0]
     assert task(doc, "worker:0")["restarts"] == 0
     table = tfyarn("status", app).stdout
     assert any(l.startswith("worker:1") and " 1 " in l for l in table.splitlines()), table  # RESTARTS column
@@ -104,8 +96,8 @@ def test_ps_worker_killed_is_restarted_on_failure_and_the_job_succeeds(cluster, 
 def test_ps_worker_killed_with_never_fails_the_job_naming_it(cluster, yarn_apps):
     proc, app = start_example(PS_EXAMPLE, "", "--epochs", "100000", "--model-dir", "/tmp/tfyarn-never-test")
     yarn_apps.append(app)
-    doc = training(app, "chief:0", "epoch 0")
-    kill_9(task(doc, "worker:1")["yarn_container_id"], "appmaster.tf_server")
+    training(app, "chief:0", "epoch 0")
+    kill_task(app, "worker:1", "appmaster.tf_server")
     t0 = time.monotonic()
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 4, out + err
@@ -116,11 +108,11 @@ def test_ps_worker_killed_with_never_fails_the_job_naming_it(cluster, yarn_apps)
 
 def test_ddp_rank_killed_restarts_every_rank_and_the_job_succeeds(cluster, yarn_apps):
     proc, app = start_example(DDP_EXAMPLE, "--worker-restart all --worker-restart-backoff 1",
-                              "--epochs", "40", "--samples", "8192", "--model-dir", "/tmp/tfyarn-ddp-restart")
+                              "--epochs", "120", "--samples", "8192", "--model-dir", "/tmp/tfyarn-ddp-restart")
     yarn_apps.append(app)
     doc = training(app, "worker:0", "epoch 0")
     first = {t["name"]: t["yarn_container_id"] for t in doc["tasks"]}
-    kill_9(first["worker:1"], "train.py")
+    assert kill_task(app, "worker:1", "train.py") == first["worker:1"]
     out, err = proc.communicate(timeout=400)
     assert proc.returncode == 0, out + err
     doc = status_json(app)
@@ -135,8 +127,8 @@ def test_ddp_rank_killed_restarts_every_rank_and_the_job_succeeds(cluster, yarn_
 def test_chief_killed_fails_fast_and_leaves_no_process(cluster, yarn_apps):
     proc, app = start_example(PS_EXAMPLE, "", "--epochs", "100000", "--model-dir", "/tmp/tfyarn-chief-test")
     yarn_apps.append(app)
-    doc = training(app, "chief:0", "epoch 0")
-    kill_9(task(doc, "chief:0")["yarn_container_id"], "train.py")
+    training(app, "chief:0", "epoch 0")
+    kill_task(app, "chief:0", "train.py")
     t0 = time.monotonic()
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 4 and "task chief:0 failed (exit code 137)" in out, out + err
@@ -166,8 +158,7 @@ def test_second_am_attempt_reruns_the_whole_job(cluster, yarn_apps):
         t["state"] == "RUNNING" for t in d["tasks"]), timeout_s=120)
     first = {t["name"]: t["yarn_container_id"] for t in status_json(app)["tasks"]}
     am_container = next(iter(first.values())).rsplit("_", 1)[0] + "_000001"
-    from tests.integration.procs import container_pids
-    pids = container_pids(am_container, "ApplicationMaster")
+    pids = container_pids(am_container, "com.anaconda.skein.ApplicationMaster", program="java")
     assert len(pids) == 1, pids
     os.kill(pids[0], signal.SIGKILL)
     doc = wait_for("the second attempt to succeed",

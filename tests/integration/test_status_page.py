@@ -10,33 +10,14 @@ import json
 import os
 import re
 import subprocess
-import time
 from pathlib import Path
 
-import pytest
-
-from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, hadoop, tfyarn
+from tests.integration.conftest import (EXAMPLES, TFYARN, app_id_from, hadoop, status_json, tfyarn,
+                                       wait_for)
 from tfyarn import protocol
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
 SECRET = "tfyarn-test-secret-7f3a9c"  # an --env value that must appear on no page
-
-
-def status_json(app_id: str) -> dict:
-    res = tfyarn("status", "--json", app_id)
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)
-
-
-def wait_for(what: str, check, timeout_s: float = 180, every_s: float = 2):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(every_s)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
 def browser():  # type: ignore[no-untyped-def]

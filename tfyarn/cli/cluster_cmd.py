@@ -60,7 +60,7 @@ def up(ctx: click.Context, gpus: int, memory: str, vcores: int, timeout: int) ->
     c = _cluster(ctx, opts)
     st = c.up(_progress, timeout_s=timeout)
     _print_status(st)
-    click.echo(f"\nUse it from a shell:  eval \"$(tfyarn cluster env)\"")
+    click.echo("\nUse it from a shell:  eval \"$(tfyarn cluster env)\"")
 
 
 @cluster.command()

@@ -38,7 +38,7 @@ def status(app_id: str, as_json: bool) -> None:
         d = asdict(rep)
         d["state"] = rep.state.value
         d["framework"] = rep.framework
-        for key in ("tasks", "timeline", "tensorboard", "outputs"):
+        for key in ("tasks", "timeline", "tensorboard", "outputs", "attempt", "job_restarts", "duration_s"):
             d[key] = (tasks or {}).get(key)
         click.echo(json.dumps(d, indent=2))
         return
