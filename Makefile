@@ -25,6 +25,8 @@ integration: up browser
 
 # Benchmarks (not tests): each prints its table and a JSON line; they need the cluster up.
 bench: up
+	$(PY) benchmarks/cli.py
+	$(PY) benchmarks/am_scale.py
 	$(PY) benchmarks/staging.py
 
 up: $(VENV)/.installed
