@@ -27,6 +27,7 @@ integration: up browser
 bench: up
 	$(PY) benchmarks/cli.py
 	$(PY) benchmarks/am_scale.py
+	$(PY) benchmarks/startup.py
 	$(PY) benchmarks/staging.py
 
 up: $(VENV)/.installed
