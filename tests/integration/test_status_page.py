@@ -92,10 +92,14 @@ def test_status_page_in_chromium_through_the_yarn_proxy(cluster, yarn_apps):
 
             driver.find_element(By.ID, "tensorboard").click()
             # TensorBoard's app, through the proxy, listing the chief's run that the mirror brought over
-            wait_for("TensorBoard's page with the chief's run", lambda: driver.title == "TensorBoard"
-                     and driver.find_elements(By.TAG_NAME, "tb-webapp") and "chief-0" in driver.page_source,
-                     timeout_s=90, every_s=1)
-            assert "/pages/tensorboard/" in driver.current_url and driver.current_url.startswith(doc["tracking_url"])
+            wait_for("TensorBoard's page", lambda: driver.title == "TensorBoard"
+                     and driver.find_elements(By.TAG_NAME, "tb-webapp"), timeout_s=90, every_s=1)
+            tb_url = driver.current_url
+            assert "/pages/tensorboard/" in tb_url and tb_url.startswith(doc["tracking_url"])
+            # Its data, through the same proxy: the chief's run, mirrored from its container via HDFS.
+            wait_for("the chief's run in TensorBoard", lambda: "chief-0" in subprocess.run(
+                ["curl", "-s", tb_url.split("#")[0].rstrip("/") + "/data/runs"], capture_output=True,
+                text=True).stdout, timeout_s=90, every_s=2)
             driver.save_screenshot(str(ARTIFACTS / "tensorboard.png"))
         finally:
             driver.quit()
