@@ -23,11 +23,13 @@ unit: $(VENV)/.installed
 integration: up browser
 	$(PY) -m pytest tests/integration -ra
 
-# Benchmarks (not tests): each prints its table and a JSON line; they need the cluster up.
+# Benchmarks (not tests): each prints its table and a JSON line; startup, ddp_overhead and
+# staging need the cluster up (they say so and exit 2 when it is not). About 15 minutes.
 bench: up
 	$(PY) benchmarks/cli.py
 	$(PY) benchmarks/am_scale.py
 	$(PY) benchmarks/startup.py
+	$(PY) benchmarks/ddp_overhead.py
 	$(PY) benchmarks/staging.py
 
 up: $(VENV)/.installed

@@ -17,7 +17,7 @@ import time
 
 import skein
 
-from appmaster import gpus, process, runtimes
+from appmaster import gpus, process, runtimes, taskenv
 from appmaster.monitor import Monitor, Timeline
 from appmaster.staging import StagingPlan, publish_outputs, publish_snapshot, stage_inputs
 from tfyarn import protocol
@@ -112,6 +112,7 @@ def own_gpus() -> dict[str, object]:
 
 def main() -> int:
     started = time.time()  # YARN localized the container's files before starting us
+    os.environ.update(taskenv.from_container(dict(os.environ)))  # one of the gang's first containers
     role = os.environ[protocol.ENV_ROLE]
     index = int(os.environ[protocol.ENV_TASK_INDEX])
     framework = os.environ.get(protocol.ENV_FRAMEWORK, "none")

@@ -1,8 +1,9 @@
 """tfyarn's ApplicationMaster: the Python side of the AM container.
 
 skein's Java AM handles YARN's protocol; this script, run as its master
-script, decides everything job-specific: it asks for one container per
-task, publishes the cluster view once every task has registered (gang
+script, decides everything job-specific: it follows the gang's containers
+(YARN starts one per task from the application spec), asks for new ones
+on restarts, publishes the cluster view once every task has registered (gang
 start), follows the tasks, stops the ones still running when the job is
 decided, and ends the application with the job's real outcome. It never
 lets the application end SUCCEEDED unless the job's rules say so.
@@ -18,8 +19,7 @@ from typing import Any
 
 import skein
 
-from appmaster import gpus
-from appmaster.staging import StagingPlan
+from appmaster import gpus, taskenv
 from appmaster.tasks import RESTART, RESTART_ALL, Task, TaskTable
 from appmaster.tensorboard import TensorBoard
 from appmaster.web import StatusServer
@@ -28,23 +28,8 @@ from tfyarn.spec import JobSpec
 from tfyarn.status import TaskState
 
 POLL_S = 0.25
+DOC_REFRESH_S = 2.0  # the status document's refresh while nothing changes (its duration, the page's clock)
 _ALL_STATES = ["WAITING", "REQUESTED", "RUNNING", "SUCCEEDED", "FAILED", "KILLED"]
-
-
-def staging_plan(job: JobSpec, role: str, index: int) -> StagingPlan:
-    """What one task downloads and publishes: all inputs (workers' sharded ones in slices), its outputs."""
-    mine = protocol.task_name(role, index)
-    return StagingPlan(
-        inputs=tuple({"src": i.src, "dest": i.local_dir, "mode": i.mode} for i in job.inputs),
-        shard=(index, job.count("worker")) if role == "worker" else None,
-        outputs=tuple({"src": o.src, "dest": o.dest} for o in job.outputs if job.output_task(o) == mine),
-        overwrite=job.overwrite, download_threads=job.download_threads, upload_threads=job.upload_threads,
-        save_every=job.save_every,
-    )
-
-
-def job_user() -> str:
-    return os.environ.get("USER") or os.environ.get("HADOOP_USER_NAME") or "unknown"
 
 
 def am_attempt() -> int:
@@ -56,31 +41,25 @@ def am_attempt() -> int:
         return 1
 
 
-def tensorboard_uri(app_id: str) -> str:
-    return f"{protocol.job_dir(job_user(), app_id)}/{protocol.TENSORBOARD_SUBDIR}"
-
-
 def request_container(app: skein.ApplicationClient, job: JobSpec, task: Task, now: float) -> None:
-    """Ask YARN for one container running ``task``'s executor."""
-    role = job.roles[task.role]
-    env = {
-        protocol.ENV_ROLE: task.role,
-        protocol.ENV_TASK_INDEX: str(task.index),
-        protocol.ENV_NUM_TASKS: str(role.instances),
-        protocol.ENV_COMMAND: protocol.encode_env(list(job.command_for(task.role))),
-        protocol.ENV_APP_ID: app.id,
-        protocol.ENV_FRAMEWORK: job.framework,
-        protocol.ENV_NPROC_PER_NODE: str(role.processes),
-        protocol.ENV_STAGING: staging_plan(job, task.role, task.index).to_env(),
-    }
-    if job.tensorboard:
-        env[protocol.ENV_TENSORBOARD_URI] = f"{tensorboard_uri(app.id)}/{task.role}-{task.index}"
-    if task.previous_address:
-        env[protocol.ENV_PREVIOUS_ADDRESS] = task.previous_address
+    """Ask YARN for one container running ``task``'s executor (a restart: the first ones come with the app)."""
+    env = taskenv.task_env(job, task.role, task.index, app.id, task.previous_address)
     container = app.add_container(task.role, env=env)
     task.container_id = container.id
     task.state = TaskState.REQUESTED
     task.requested_at, task.restart_at = now, None
+
+
+def adopt_initial(table: TaskTable, now: float) -> None:
+    """Take on the containers skein asked for at the AM's start, one per task (see plan.plan).
+
+    They are requested before this script has even started, so the gang's
+    allocation overlaps the AM's own start-up instead of following it.
+    """
+    for task in table.tasks:
+        task.container_id = taskenv.initial_container_id(task.role, task.index)
+        task.state = TaskState.REQUESTED
+        task.requested_at = now
 
 
 def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
@@ -232,11 +211,18 @@ class Job:
 
     def __init__(self, app_id: str, spec: JobSpec, table: TaskTable, started: float):
         self.app_id, self.spec, self.table = app_id, spec, table
-        self.user = job_user()
+        self.user = taskenv.job_user()
         submitted = float(os.environ.get(protocol.ENV_SUBMIT_TIME) or 0) or None
         self.timeline: dict[str, float | None] = {"submitted": submitted, "am_started": started}
         self.tensorboard: TensorBoard | None = None
         self.attempt = am_attempt()
+
+    def signature(self) -> tuple[Any, ...]:
+        """Changes whenever what the status shows of the tasks does (cheap: no document is built)."""
+        return (self.table.job_restarts, tuple(self.timeline.items()),
+                self.tensorboard.info() if self.tensorboard else None,
+                *((t.state, t.container_id, t.yarn_container_id, t.address, t.exit_code, t.restarts,
+                   len(t.timeline), tuple(t.gpus), t.gpu_binding, repr(t.telemetry)) for t in self.table.tasks))
 
     def doc(self, state: str, diagnostics: str = "") -> dict[str, Any]:
         """The job's status as data: the page, `tfyarn status` and the saved history all show this."""
@@ -258,12 +244,11 @@ class Job:
 
 def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str, str]:
     table, spec = job.table, job.spec
-    now = time.time()
-    for task in table.tasks:
-        request_container(app, spec, task, now)
-    print(f"tfyarn AM: requested {len(table.tasks)} container(s) for job {spec.name!r}", flush=True)
+    adopt_initial(table, time.time())
+    print(f"tfyarn AM: following the {len(table.tasks)} container(s) of job {spec.name!r}", flush=True)
     pool, bound = gpus.DevicePool(), set[str]()
-    last = ""
+    last: tuple[Any, ...] = ()
+    doc_at = 0.0
     while (outcome := table.outcome()) is None:
         time.sleep(POLL_S)
         now = time.time()
@@ -281,12 +266,16 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
                                   free_resources(os.environ.get(protocol.ENV_RM_WEB, "")))
             outcome = ("FAILED", why or "gang timeout")
             break
-        doc = job.doc("RUNNING")
-        web.update(doc)
-        tasks = json.dumps([doc["tasks"], doc["tensorboard"]])
-        if tasks != last:  # republish only when a task changed, not every poll
-            app.kv[protocol.KV_STATUS] = json.dumps(doc).encode()
-            last = tasks
+        # The document costs tens of ms at 1,000 tasks: rebuilt when a task changed, or every
+        # DOC_REFRESH_S for its clock; copied to the key-value store only on a change.
+        sig = job.signature()
+        if sig != last or now - doc_at >= DOC_REFRESH_S:
+            doc = job.doc("RUNNING")
+            web.update(doc)
+            doc_at = now
+            if sig != last:
+                app.kv[protocol.KV_STATUS] = json.dumps(doc).encode()
+                last = sig
     # Decided: whatever still runs or waits (parameter servers, evaluator, the rest after a
     # failure, requests YARN never granted) is stopped and released.
     for t in table.tasks:
@@ -319,7 +308,7 @@ def main() -> int:
             print(f"tfyarn AM: attempt {job.attempt}: re-running the whole job from a clean state", flush=True)
         app.ui.add_page(protocol.UI_STATUS_ROUTE, web.url, link_name="tfyarn status")
         if spec.tensorboard:
-            job.tensorboard = TensorBoard(app, web.host, tensorboard_uri(app.id), "tensorboard-logs")
+            job.tensorboard = TensorBoard(app, web.host, taskenv.tensorboard_uri(app.id), "tensorboard-logs")
             job.tensorboard.start()
         status, diagnostics = run(app, job, web)
     except Exception as e:  # the job must end FAILED, never hang or claim success

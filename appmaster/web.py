@@ -32,14 +32,16 @@ class StatusServer:
         return f"http://{self.host}:{self.port}"
 
     def update(self, doc: dict[str, Any]) -> None:
-        """Serve ``doc`` from now on (rendered lazily, on the first request)."""
+        """Serve ``doc`` from now on (its HTML and JSON are rendered lazily, on the first request)."""
         with self._lock:
-            self._doc, self._json, self._html = doc, json.dumps(doc).encode(), b""
+            self._doc, self._json, self._html = doc, b"", b""
 
     def _page(self) -> tuple[bytes, bytes]:
         with self._lock:
             if not self._html:
                 self._html = page.render(self._doc).encode()
+            if not self._json:
+                self._json = json.dumps(self._doc).encode()
             return self._html, self._json
 
     def close(self) -> None:

@@ -1,7 +1,7 @@
 """am_scale: the ApplicationMaster's bookkeeping for a 1,000-task job, in-process.
 
-Drives appmaster.master's real functions (request_container, sync,
-bind_gpus, the status document, the page) against an in-memory stand-in
+Drives appmaster.master's real functions (adopt_initial, sync,
+bind_gpus, the status document, the page, request_container) against an in-memory stand-in
 for skein's ApplicationClient, so only tfyarn's own work is measured:
 CPU time per phase, the status JSON's build time, and peak memory.
 Targets (issue 7): registration of all tasks + cluster view < 1 s CPU;
@@ -14,12 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+REPEATS = 5
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -89,8 +92,10 @@ def main() -> int:
     job = master.Job(app.id, spec, table, time.time())
     rows: dict[str, float] = {}
 
-    rows["request containers"], _ = cpu(lambda: [master.request_container(app, spec, t, time.time())
-                                                 for t in table.tasks])
+    for t in table.tasks:  # skein asks for the gang from the application spec, one instance per task
+        app.containers[f"{t.role}_{t.index}"] = FakeContainer(f"{t.role}_{t.index}")
+    app.counters = {r: role.instances for r, role in spec.roles.items()}
+    rows["adopt the gang's containers"], _ = cpu(lambda: master.adopt_initial(table, time.time()))
 
     def allocate() -> None:  # YARN grants every container on 100 nodes
         for i, c in enumerate(app.containers.values()):
@@ -113,11 +118,18 @@ def main() -> int:
         return json.dumps(table.cluster_view())
     rows["registration of all tasks + cluster view"], view = cpu(register)
 
-    t0 = time.perf_counter()
-    doc = job.doc("RUNNING")
-    body = json.dumps(doc)
-    rows["status JSON (wall)"] = time.perf_counter() - t0
+    rows["status change check (each 0.25 s poll)"], _ = cpu(job.signature)
+    walls = []
+    for _ in range(REPEATS):  # the median of a few: one sample on a shared machine is noise
+        t0 = time.perf_counter()
+        doc = job.doc("RUNNING")
+        body = json.dumps(doc)
+        walls.append(time.perf_counter() - t0)
+    rows["status JSON (wall, median of 5)"] = statistics.median(walls)
     rows["status page HTML"], html = cpu(lambda: page.render(doc))
+    restart = TaskTable.for_job(spec)  # the restart path: a request with the task's env, per task
+    rows["request all tasks again (restart path)"], _ = cpu(
+        lambda: [master.request_container(app, spec, t, time.time()) for t in restart.tasks])
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     print(f"am_scale: {n} tasks (tensorflow: 1 chief, {n - 11} workers x 1 GPU, 10 ps; 100 nodes)")
@@ -128,7 +140,7 @@ def main() -> int:
     print(f"sizes: cluster view {len(view) // 1024} KiB, status JSON {len(body) // 1024} KiB, "
           f"page {len(html) // 1024} KiB")
     targets = {"register_and_view_cpu_s<1": rows["registration of all tasks + cluster view"] < 1,
-               "status_json_ms<100": rows["status JSON (wall)"] < 0.1, "peak_rss_mib<300": peak_mib < 300}
+               "status_json_ms<100": rows["status JSON (wall, median of 5)"] < 0.1, "peak_rss_mib<300": peak_mib < 300}
     print(json.dumps({"benchmark": "am_scale", "tasks": n, **{k: round(v, 4) for k, v in rows.items()},
                       "peak_rss_mib": round(peak_mib, 1), "targets_met": targets}))
     return 0

@@ -1,9 +1,10 @@
 """Pure planning: a JobSpec becomes a skein ApplicationSpec, with no side effects.
 
 ``tfyarn submit --dry-run`` prints exactly what this returns. Every role
-becomes a skein service with zero instances: tfyarn's own ApplicationMaster
-(``appmaster.master``) requests the containers, one per task, so it knows
-each task's role and index from the start.
+becomes a skein service with one instance per task, so skein asks YARN for
+the whole gang as soon as its AM registers, while tfyarn's own AM script
+(``appmaster.master``) is still starting; a task's index is its skein
+instance number (appmaster.taskenv). The AM asks for restarts itself.
 """
 from __future__ import annotations
 
@@ -66,16 +67,18 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
     files.update(env_files)
     if ctx.code_archive:
         files[CODE_DIR] = skein.File(source=ctx.code_archive, type="archive")
+    job_env = {protocol.ENV_JOB: protocol.encode_env(spec.to_dict())}
+    task_common_env = {**common_env, **job_env}  # the executor derives its task from it
     services = {
         role.name: skein.Service(
             resources=skein.Resources(memory=role.memory_mb, vcores=role.vcores, gpus=role.gpus),
             script=_script(ctx, "appmaster.executor"),
-            instances=0,
+            instances=role.instances,
             max_restarts=0,
             # The tfyarn AM decides what a failed task means for the job.
             allow_failures=True,
             node_label=role.node_label or spec.node_label,
-            env=common_env,
+            env=task_common_env,
             files=files,
         )
         for role in spec.roles.values()
@@ -86,7 +89,7 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
             memory=spec.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if spec.tensorboard else 0), vcores=1),
         script=_script(ctx, "appmaster.master"),
         files=env_files,
-        env={**common_env, protocol.ENV_JOB: protocol.encode_env(spec.to_dict()),
+        env={**common_env, **job_env,
              "JAVA_TOOL_OPTIONS": f"{spec.env.get('JAVA_TOOL_OPTIONS', '')} {AM_JAVA_OPTIONS}".strip()},
     )
     tags = [TAG, f"framework:{spec.framework}", *spec.tags]

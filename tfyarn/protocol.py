@@ -17,12 +17,17 @@ ENV_HADOOP_CONF_DIR = "HADOOP_CONF_DIR"
 ENV_PRINCIPAL = "TFYARN_PRINCIPAL"  # Kerberos principal handed to skein (tfyarn --principal)
 ENV_KEYTAB = "TFYARN_KEYTAB"  # its keytab (tfyarn --keytab)
 
+# --- set by skein on every container -------------------------------------------
+ENV_SKEIN_CONTAINER_ID = "SKEIN_CONTAINER_ID"  # "<service>_<instance>", e.g. "worker_0"
+ENV_SKEIN_APP_ID = "SKEIN_APPLICATION_ID"
+
 # --- set by the plan on the ApplicationMaster container ----------------------
-ENV_JOB = "TFYARN_JOB"  # the job spec, encode_env()d
+ENV_JOB = "TFYARN_JOB"  # the job spec, encode_env()d (task containers get it too: see appmaster.taskenv)
 ENV_SUBMIT_TIME = "TFYARN_SUBMIT_TIME"  # epoch seconds when the client submitted (the timeline's origin)
 ENV_RM_WEB = "TFYARN_RM_WEB"  # the ResourceManager's web address: the AM asks it what the cluster has free
 
-# --- set by the AM on each task container ------------------------------------
+# --- set by the AM on each task container it asks for (appmaster.taskenv) ---------
+# The gang's first containers, which YARN starts from the application spec, derive them.
 ENV_ROLE = "TFYARN_ROLE"  # e.g. "worker"
 ENV_TASK_INDEX = "TFYARN_TASK_INDEX"  # 0-based index within the role
 ENV_NUM_TASKS = "TFYARN_NUM_TASKS"  # instances of this role

@@ -125,7 +125,7 @@ def test_dry_run_prints_the_plan_and_needs_no_cluster(no_cluster):
               "--", "python", "train.py", "--lr", "0.1")
     assert res.exit_code == 0, res.output
     assert "queue: research" in res.output
-    assert "instances: 0" in res.output and "memory: 1024" in res.output
+    assert "instances: 3" in res.output and "memory: 1024" in res.output
     assert "# worker: 3 x (1024 MiB, 1 vcore(s), 0 GPU(s)) runs: python train.py --lr 0.1" in res.output
 
 

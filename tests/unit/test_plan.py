@@ -39,9 +39,11 @@ def test_env_values_are_safe_for_yarns_launch_script():
             assert not any(c in value for c in '"`\\\n'), value
 
 
-def test_containers_are_requested_by_the_tfyarn_am_not_by_skein():
-    app = plan(two_workers(), CTX)
+def test_the_gang_is_requested_with_the_app_and_failures_are_left_to_the_tfyarn_am():
+    spec = two_workers()
+    app = plan(spec, CTX)
     worker = app.services["worker"]
-    assert worker.instances == 0 and worker.allow_failures and worker.max_restarts == 0
+    assert worker.instances == 2 and worker.allow_failures and worker.max_restarts == 0
+    assert JobSpec.from_dict(protocol.decode_env(worker.env[protocol.ENV_JOB])) == spec
     assert worker.resources.gpus == 1 and worker.resources.memory == 1024
     assert "appmaster.executor" in worker.script and "appmaster.master" in app.master.script

@@ -1,0 +1,70 @@
+"""What one task's executor is told: its role, index, command, staging plan.
+
+A pure function of the job spec, so two paths agree: the AM passes it with
+each container it asks for (restarts), and the executor of one of the
+gang's first containers, which YARN starts straight from the application
+spec while the AM is still starting, derives it from the spec itself.
+"""
+from __future__ import annotations
+
+import os
+
+from appmaster.staging import StagingPlan
+from tfyarn import protocol
+from tfyarn.spec import JobSpec
+
+
+def job_user() -> str:
+    return os.environ.get("USER") or os.environ.get("HADOOP_USER_NAME") or "unknown"
+
+
+def tensorboard_uri(app_id: str) -> str:
+    return f"{protocol.job_dir(job_user(), app_id)}/{protocol.TENSORBOARD_SUBDIR}"
+
+
+def staging_plan(job: JobSpec, role: str, index: int) -> StagingPlan:
+    """What one task downloads and publishes: all inputs (workers' sharded ones in slices), its outputs."""
+    mine = protocol.task_name(role, index)
+    return StagingPlan(
+        inputs=tuple({"src": i.src, "dest": i.local_dir, "mode": i.mode} for i in job.inputs),
+        shard=(index, job.count("worker")) if role == "worker" else None,
+        outputs=tuple({"src": o.src, "dest": o.dest} for o in job.outputs if job.output_task(o) == mine),
+        overwrite=job.overwrite, download_threads=job.download_threads, upload_threads=job.upload_threads,
+        save_every=job.save_every,
+    )
+
+
+def task_env(job: JobSpec, role: str, index: int, app_id: str, previous_address: str = "") -> dict[str, str]:
+    """The variables that tell an executor which task it runs."""
+    env = {
+        protocol.ENV_ROLE: role,
+        protocol.ENV_TASK_INDEX: str(index),
+        protocol.ENV_NUM_TASKS: str(job.roles[role].instances),
+        protocol.ENV_COMMAND: protocol.encode_env(list(job.command_for(role))),
+        protocol.ENV_APP_ID: app_id,
+        protocol.ENV_FRAMEWORK: job.framework,
+        protocol.ENV_NPROC_PER_NODE: str(job.roles[role].processes),
+        protocol.ENV_STAGING: staging_plan(job, role, index).to_env(),
+    }
+    if job.tensorboard:
+        env[protocol.ENV_TENSORBOARD_URI] = f"{tensorboard_uri(app_id)}/{role}-{index}"
+    if previous_address:
+        env[protocol.ENV_PREVIOUS_ADDRESS] = previous_address
+    return env
+
+
+def initial_container_id(role: str, index: int) -> str:
+    """skein's id of the container it starts from the spec for task ``index`` (instances are numbered 0..n-1)."""
+    return f"{role}_{index}"
+
+
+def from_container(environ: dict[str, str]) -> dict[str, str]:
+    """An initial container's task variables, from skein's container id and the job spec in its env.
+
+    Empty when the AM already set them (a container it asked for itself).
+    """
+    if protocol.ENV_ROLE in environ:
+        return {}
+    role, _, instance = environ[protocol.ENV_SKEIN_CONTAINER_ID].rpartition("_")
+    job = JobSpec.from_dict(protocol.decode_env(environ[protocol.ENV_JOB]))
+    return task_env(job, role, int(instance), environ[protocol.ENV_SKEIN_APP_ID])
