@@ -21,8 +21,8 @@ this machine's virtualenv interpreter from local disk. tfyarn: ``python_env:
 local``. Floor: that interpreter's path in the script. tf-yarn only accepts
 a .pex, so it gets ``env.pex``, a two-line shell launcher that execs the
 same interpreter, put on HDFS once before timing (tf-yarn's own upload_env
-caches on HDFS too); tf-yarn still zips and ships its own package, and any
-editable install of the environment, on every submit, as it always does.
+caches on HDFS too); tf-yarn still zips and ships its own package on every
+submit, as it always does (tfyarn's editable install is hidden from it).
 tf-yarn 0.7.0 and its pure-Python dependencies are pip-installed once into
 build/bench/tf-yarn-0.7.0 (not into the venv); benchmarks/tf_yarn_compat
 lets it import on TF >= 2.16 (see there).
@@ -93,7 +93,7 @@ def tfyarn_once(client: object, sk: object, framework: str, roles: dict[str, int
     cmd = (sys.executable, "-c", RECORD)
     spec = JobSpec(name="bench-startup-tfyarn", command=cmd, framework=framework,
                    roles={r: RoleSpec(r, n, memory_mb=MEMORY_MB, command=cmd) for r, n in roles.items()},
-                   allocation_timeout_s=TIMEOUT_S).validate()
+                   allocation_timeout_s=int(TIMEOUT_S)).validate()
     t0 = time.time()
     app_id = client.submit(spec)  # type: ignore[attr-defined]
     try:
@@ -159,7 +159,9 @@ def tf_yarn_pythonpath() -> str:
 
 def tf_yarn_once(sk: object, case: str, roles: dict[str, int]) -> float:
     name = f"bench-startup-tf-yarn-{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "PYTHONPATH": tf_yarn_pythonpath()}
+    # tfyarn is installed editable in this venv: hidden from tf-yarn's `pip list -e`, which would
+    # otherwise zip and ship the whole checkout; a tf-yarn user's environment would not hold it.
+    env = {**os.environ, "PYTHONPATH": tf_yarn_pythonpath(), "PIP_EXCLUDE": "tfyarn"}
     out_log = open(ROOT / "build" / "bench" / "tf-yarn-client.log", "a")
     proc = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "tf_yarn_job.py"), case, name, PYENV_URI,
                              tf_yarn_pythonpath()], stdout=subprocess.PIPE, stderr=out_log, text=True, env=env)

@@ -1,9 +1,9 @@
 """Lets criteo's tf-yarn 0.7.0 import on TensorFlow >= 2.16, for benchmarks/startup.py only.
 
 tf-yarn's ``Experiment`` class annotates its fields with ``tf.estimator``
-types, evaluated when the module is imported; TF 2.16 removed
-``tf.estimator``. This adds an empty ``tf.estimator`` namespace right after
-TensorFlow is imported. Nothing on the path the benchmark measures calls it:
+types, and subclasses its hooks, when its modules are imported; TF 2.16
+removed ``tf.estimator``. This adds a stand-in ``tf.estimator`` right after
+TensorFlow is imported, whose every attribute is an empty class. Nothing on the path the benchmark measures calls it:
 the experiment function it ships records its start time and waits.
 It is on PYTHONPATH only for the tf-yarn case (its client and containers).
 """
@@ -13,6 +13,17 @@ import importlib.abc
 import importlib.util
 import sys
 import types
+
+
+class _Placeholders(types.ModuleType):
+    """Any public attribute is an empty class (made once), enough for annotations and subclassing."""
+
+    def __getattr__(self, name: str) -> type:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        cls = type(name, (), {})
+        setattr(self, name, cls)
+        return cls
 
 
 class _AddEstimator(importlib.abc.MetaPathFinder):
@@ -28,8 +39,7 @@ class _AddEstimator(importlib.abc.MetaPathFinder):
         def exec_module(module: types.ModuleType) -> None:
             load(module)
             if "estimator" not in vars(module):
-                module.estimator = types.SimpleNamespace(  # type: ignore[attr-defined]
-                    Estimator=object, TrainSpec=object, EvalSpec=object, RunConfig=object)
+                module.estimator = _Placeholders("tensorflow.estimator")  # type: ignore[attr-defined]
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
