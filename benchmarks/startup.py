@@ -57,6 +57,7 @@ CASES = {
 TOOLS = ("tfyarn", "floor", "tf-yarn")
 MEMORY_MB = 512
 TIMEOUT_S = 240.0
+ATTEMPTS = 3  # tries per measurement; failed starts are reported, never hidden
 RECORD = ("import time; t = time.time(); import os, skein; "
           "skein.ApplicationClient.from_current().kv['t/' + os.environ['SKEIN_CONTAINER_ID']] = repr(t).encode(); "
           "time.sleep(600)")
@@ -162,7 +163,10 @@ def tf_yarn_once(sk: object, case: str, roles: dict[str, int]) -> float:
     # tfyarn is installed editable in this venv: hidden from tf-yarn's `pip list -e`, which would
     # otherwise zip and ship the whole checkout; a tf-yarn user's environment would not hold it.
     env = {**os.environ, "PYTHONPATH": tf_yarn_pythonpath(), "PIP_EXCLUDE": "tfyarn"}
-    out_log = open(ROOT / "build" / "bench" / "tf-yarn-client.log", "a")
+    log_path = ROOT / "build" / "bench" / "tf-yarn-client.log"
+    out_log = open(log_path, "a")
+    out_log.write(f"=== {name} ===\n")
+    out_log.flush()
     proc = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "tf_yarn_job.py"), case, name, PYENV_URI,
                              tf_yarn_pythonpath()], stdout=subprocess.PIPE, stderr=out_log, text=True, env=env)
     app_id = ""
@@ -176,11 +180,19 @@ def tf_yarn_once(sk: object, case: str, roles: dict[str, int]) -> float:
             apps = sk.get_applications(states=["SUBMITTED", "ACCEPTED", "RUNNING"])  # type: ignore[attr-defined]
             app_id = next((a.id for a in apps if a.name == name), "")
             time.sleep(0.1)
-        stamps = wait_stamps(sk.connect(app_id), sum(roles.values()), deadline, "tf-yarn")  # type: ignore[attr-defined]
+        try:
+            stamps = wait_stamps(sk.connect(app_id), sum(roles.values()), deadline, "tf-yarn")  # type: ignore[attr-defined]
+        except Exception as e:
+            out_log.flush()
+            lines = [l for l in log_path.read_text().splitlines() if l.strip()]
+            raise RuntimeError(f"{type(e).__name__}: {e}; tf-yarn's client said: {lines[-1] if lines else ''}") from e
         return max(stamps) - t0
     finally:
         if app_id:
-            sk.kill_application(app_id)  # type: ignore[attr-defined]
+            try:
+                sk.kill_application(app_id)  # type: ignore[attr-defined]
+            except Exception:
+                pass  # it ended by itself (tf-yarn shuts its application down on an error)
         proc.kill()
         proc.wait()
         out_log.close()
@@ -231,6 +243,7 @@ def main() -> int:
     from tfyarn.client import Client
 
     results: dict[str, dict[str, object]] = {}
+    failures: dict[str, list[str]] = {t: [] for t in tools}
     with Client() as client:
         sk = client._skein  # one driver for tfyarn and the floor, started before any timing
         for case in cases:
@@ -239,13 +252,22 @@ def main() -> int:
             stages: list[dict[str, float]] = []
             for i in range(args.runs):
                 for tool in tools:
-                    if tool == "tfyarn":
-                        total, st = tfyarn_once(client, sk, framework, roles)
-                        stages.append(st)
-                    elif tool == "floor":
-                        total = floor_once(sk, roles)
-                    else:
-                        total = tf_yarn_once(sk, case, roles)
+                    for attempt in range(1, ATTEMPTS + 1):  # a start that fails is counted, then retried
+                        try:
+                            if tool == "tfyarn":
+                                total, st = tfyarn_once(client, sk, framework, roles)
+                                stages.append(st)
+                            elif tool == "floor":
+                                total = floor_once(sk, roles)
+                            else:
+                                total = tf_yarn_once(sk, case, roles)
+                            break
+                        except Exception as e:
+                            failures[tool].append(f"{label} run {i + 1}: {type(e).__name__}: {e}".strip())
+                            log(f"  {tool} failed to start ({failures[tool][-1]})"
+                                + ("; retrying" if attempt < ATTEMPTS else ""))
+                            if attempt == ATTEMPTS:
+                                raise
                     times[tool].append(total)
                 log(f"  {label} run {i + 1}/{args.runs}: " + ", ".join(f"{t} {v[-1]:.2f} s" for t, v in times.items()))
             med = {t: round(statistics.median(v), 2) for t, v in times.items()}
@@ -269,8 +291,12 @@ def main() -> int:
         if "tfyarn_stages_s" in r:
             st = " ".join(f"{k}={v}" for k, v in r["tfyarn_stages_s"].items())  # type: ignore[union-attr]
             print(f"  tfyarn stages, {label} (latest task, s from submit): {st}")
+    for tool, why in failures.items():
+        if why:
+            print(f"  {tool}: {len(why)} failed start(s), retried: " + "; ".join(w[:160] for w in why))
     print("targets: tfyarn <= floor + 3 s and <= 0.6 x tf-yarn")
     print(json.dumps({"benchmark": "startup", "runs": args.runs, "cases": results,
+                      "failed_starts": {t: len(w) for t, w in failures.items()},
                       "conditions": "no environment shipped by any: every container runs this venv's python from "
                                     "local disk (tf-yarn through a 2-line env.pex launcher on HDFS); 512 MiB, "
                                     "1 vcore per container; timed from the submit call with a skein driver "
