@@ -147,6 +147,7 @@ def main() -> int:
 
     events_file = os.path.join(workdir, ".tfyarn-events")
     extra = {**input_env, **runtimes.framework_env(framework, role, index, view, nproc),
+             **runtimes.thread_env(os.environ, nproc),
              **gpus.cuda_env(devices), protocol.ENV_EVENTS: events_file}
     tb_dir = os.path.join(workdir, protocol.TENSORBOARD_SUBDIR)
     if tb_uri:

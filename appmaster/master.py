@@ -27,7 +27,8 @@ from tfyarn import protocol
 from tfyarn.spec import JobSpec
 from tfyarn.status import TaskState
 
-POLL_S = 0.25
+POLL_S = 0.25  # while the gang starts or a task restarts: every step of the start shows at once
+STEADY_POLL_S = 1.0  # while every task trains: each poll is two RPCs to the AM's JVM, on the training's cores
 DOC_REFRESH_S = 2.0  # the status document's refresh while nothing changes (its duration, the page's clock)
 _ALL_STATES = ["WAITING", "REQUESTED", "RUNNING", "SUCCEEDED", "FAILED", "KILLED"]
 
@@ -250,7 +251,8 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
     last: tuple[Any, ...] = ()
     doc_at = 0.0
     while (outcome := table.outcome()) is None:
-        time.sleep(POLL_S)
+        steady = "rendezvous" in job.timeline and all(t.state == TaskState.RUNNING for t in table.tasks)
+        time.sleep(STEADY_POLL_S if steady else POLL_S)
         now = time.time()
         sync(app, table)
         handle_failures(app, job, pool, bound, now)

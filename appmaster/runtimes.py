@@ -10,6 +10,8 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 
+from tfyarn import protocol
+
 # role -> addresses ("host:port") of its tasks, by index
 ClusterView = Mapping[str, Sequence[str]]
 
@@ -53,6 +55,22 @@ def pytorch_command(command: Sequence[str], index: int, view: ClusterView, nproc
     if os.path.basename(command[0]).startswith("python"):
         return [*launcher, *command[1:]]  # torchrun takes `script args` or `-m module args`
     return [*launcher, "--no-python", *command]
+
+
+def thread_env(environ: Mapping[str, str], nproc: int) -> dict[str, str]:
+    """OMP_NUM_THREADS from the container's vcores, split among its processes, as torchrun does.
+
+    Without it every process sizes its thread pools to the whole node and
+    the containers of a node oversubscribe its cores. A value the user set
+    (``--env OMP_NUM_THREADS=N``) is kept.
+    """
+    if protocol.ENV_OMP_THREADS in environ:
+        return {}
+    try:
+        vcores = int(environ.get(protocol.ENV_SKEIN_VCORES, ""))
+    except ValueError:
+        return {}
+    return {protocol.ENV_OMP_THREADS: str(max(1, vcores // max(1, nproc)))}
 
 
 def framework_env(framework: str, role: str, index: int, view: ClusterView, nproc: int) -> dict[str, str]:

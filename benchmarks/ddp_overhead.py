@@ -12,7 +12,7 @@ over its ranks, a tool's the median over rounds. Wall time from the
 command's start to its end is shown too (tfyarn's includes YARN start-up).
 Target (issue 7): tfyarn >= 0.95 x torchrun's steps per second.
 
-    tfyarn cluster up && python benchmarks/ddp_overhead.py [--rounds 3] [--epochs 20]
+    tfyarn cluster up && python benchmarks/ddp_overhead.py [--rounds 5] [--epochs 40]
 """
 from __future__ import annotations
 
@@ -76,8 +76,8 @@ def run_torchrun(train_args: list[str], model_dir: str) -> tuple[list[dict], flo
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--epochs", type=int, default=40)
     ap.add_argument("--samples", type=int, default=8192)
     ap.add_argument("--batch-size", type=int, default=32)
     args = ap.parse_args()

@@ -22,7 +22,10 @@ TAG = "tfyarn"
 # skein's web UI renders its page list by reflection into java.util's HashMap entries, which
 # Java 17 forbids unless opened; without this its overview page fails (HTTP 500) as soon as the
 # AM adds the status page. Java 8 ignores the option, by the -XX flag before it.
-AM_JAVA_OPTIONS = "-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.util=ALL-UNNAMED"
+# The AM's JVM serves a few RPCs a second on the nodes that train: the C1 compiler alone and the
+# serial GC keep its JIT and GC threads off the training's cores (measured: benchmarks/ddp_overhead.py).
+AM_JAVA_OPTIONS = ("-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.util=ALL-UNNAMED "
+                   "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 TENSORBOARD_AM_MEMORY_MB = 512  # added to the AM container when it also runs TensorBoard
 
 

@@ -20,6 +20,7 @@ ENV_KEYTAB = "TFYARN_KEYTAB"  # its keytab (tfyarn --keytab)
 # --- set by skein on every container -------------------------------------------
 ENV_SKEIN_CONTAINER_ID = "SKEIN_CONTAINER_ID"  # "<service>_<instance>", e.g. "worker_0"
 ENV_SKEIN_APP_ID = "SKEIN_APPLICATION_ID"
+ENV_SKEIN_VCORES = "SKEIN_RESOURCE_VCORES"  # the container's vcores
 
 # --- set by the plan on the ApplicationMaster container ----------------------
 ENV_JOB = "TFYARN_JOB"  # the job spec, encode_env()d (task containers get it too: see appmaster.taskenv)
@@ -40,6 +41,7 @@ ENV_TENSORBOARD_URI = "TFYARN_TENSORBOARD_URI"  # --tensorboard: where this task
 ENV_PREVIOUS_ADDRESS = "TFYARN_PREVIOUS_ADDRESS"  # a restarted task's old host:port, reused where it can
 
 # --- set by the executor on the user process ----------------------------------
+ENV_OMP_THREADS = "OMP_NUM_THREADS"  # vcores / processes per container, unless the user set it
 ENV_INPUT = "TFYARN_INPUT"  # absolute local dir of the first --input
 ENV_INPUTS = "TFYARN_INPUTS"  # every input's local dir, os.pathsep-separated
 ENV_EVENTS = "TFYARN_EVENTS"  # a file the user's script reports milestones to (tfyarn.report)

@@ -34,3 +34,13 @@ def test_several_processes_go_through_torchrun_with_c10d_on_rank_0():
     assert pytorch_command(["./run.sh"], 0, view, 2, "x")[-2:] == ["--no-python", "./run.sh"]
     assert pytorch_command(["python", "-m", "pkg.train"], 0, view, 2, "x")[-2:] == ["-m", "pkg.train"]
     assert pytorch_command(["python", "t.py"], 0, view, 1, "x") == ["python", "t.py"]
+
+
+def test_threads_follow_the_containers_vcores_split_among_its_processes():
+    from appmaster.runtimes import thread_env
+
+    assert thread_env({"SKEIN_RESOURCE_VCORES": "8"}, 1) == {"OMP_NUM_THREADS": "8"}
+    assert thread_env({"SKEIN_RESOURCE_VCORES": "8"}, 2) == {"OMP_NUM_THREADS": "4"}
+    assert thread_env({"SKEIN_RESOURCE_VCORES": "1"}, 4) == {"OMP_NUM_THREADS": "1"}  # never 0
+    assert thread_env({"SKEIN_RESOURCE_VCORES": "8", "OMP_NUM_THREADS": "3"}, 1) == {}  # the user's wins
+    assert thread_env({}, 1) == {}  # not in a skein container: nothing to go by

@@ -143,7 +143,8 @@ def follow(client: Any, app_id: str, total: int, poll_s: float = 1.0) -> Any:
             last = line
         if rep.state.is_terminal():
             return rep
-        time.sleep(poll_s)
+        training = bool(doc and (doc.get("timeline") or {}).get("rendezvous"))
+        time.sleep(poll_s * (2 if training else 1))  # each poll costs the cluster a little CPU
 
 
 def _role_options(f: Any) -> Any:
