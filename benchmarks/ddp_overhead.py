@@ -90,7 +90,8 @@ def main() -> int:
     walls: dict[str, list[float]] = {k: [] for k in runners}
     steps = 0
     for i in range(args.rounds):
-        for name, runner in runners.items():
+        order = list(runners.items()) if i % 2 == 0 else list(runners.items())[::-1]  # neither always first
+        for name, runner in order:
             with tempfile.TemporaryDirectory() as tmp:
                 results, wall = runner(train_args, os.path.join(tmp, "model"))
             if len(results) != 2 or {r["world_size"] for r in results} != {2}:
@@ -101,19 +102,22 @@ def main() -> int:
         print(f"  round {i + 1}/{args.rounds}: " + ", ".join(
             f"{k} {v[-1]:.0f} steps/s ({walls[k][-1]:.1f} s wall)" for k, v in rates.items()), file=sys.stderr)
     med = {k: statistics.median(v) for k, v in rates.items()}
+    best = {k: max(v) for k, v in rates.items()}  # the least disturbed run: interference only slows
     ratio = med["tfyarn"] / med["torchrun"]
+    best_ratio = best["tfyarn"] / best["torchrun"]
     print(f"\nddp_overhead: DDP example, 2 ranks (gloo, CPU), {steps} steps per rank "
           f"({args.epochs} epochs x {args.samples} samples / 2 ranks / batch {args.batch_size}); "
           f"median of {args.rounds} rounds")
-    print(f"{'runner':<12}{'steps/s':>10}{'wall s':>10}")
+    print(f"{'runner':<12}{'steps/s':>10}{'best':>10}{'wall s':>10}")
     for k in runners:
-        print(f"{k:<12}{med[k]:>10.1f}{statistics.median(walls[k]):>10.1f}")
-    print(f"tfyarn / torchrun steps/s: {ratio:.3f} (target >= 0.95)")
+        print(f"{k:<12}{med[k]:>10.1f}{best[k]:>10.1f}{statistics.median(walls[k]):>10.1f}")
+    print(f"tfyarn / torchrun steps/s: {ratio:.3f} of the medians (target >= 0.95), {best_ratio:.3f} of the bests")
     print(json.dumps({"benchmark": "ddp_overhead", "rounds": args.rounds, "steps_per_rank": steps,
                       "steps_per_s": {k: round(v, 1) for k, v in med.items()},
                       "all_steps_per_s": {k: [round(x, 1) for x in v] for k, v in rates.items()},
                       "wall_s": {k: round(statistics.median(v), 1) for k, v in walls.items()},
-                      "ratio": round(ratio, 3), "target_met": ratio >= 0.95}))
+                      "best_steps_per_s": {k: round(v, 1) for k, v in best.items()},
+                      "ratio": round(ratio, 3), "best_ratio": round(best_ratio, 3), "target_met": ratio >= 0.95}))
     return 0
 
 

@@ -131,20 +131,32 @@ def progress_line(state: str, doc: dict[str, Any] | None, total: int) -> str:
     return line
 
 
+TRAINING_DOC_EVERY_S = 5.0  # while training, the AM's status is fetched this often (the job's state every poll)
+
+
 def follow(client: Any, app_id: str, total: int, poll_s: float = 1.0) -> Any:
-    """Print the job's progress as it changes until it ends; return the final report."""
-    t0, last = time.monotonic(), ""
+    """Print the job's progress as it changes until it ends; return the final report.
+
+    The job's state (one RM call) is read every poll; the AM's status page,
+    which goes through the RM's proxy and costs the training nodes' CPU, is
+    read every poll while the gang starts and every TRAINING_DOC_EVERY_S
+    once it trains.
+    """
+    t0, last, doc, doc_at = time.monotonic(), "", None, 0.0
     while True:
         rep = client.report(app_id)
-        doc = client.live_status(rep) if rep.state.value == "RUNNING" else None
+        training = bool(doc and (doc.get("timeline") or {}).get("rendezvous"))
+        if rep.state.value != "RUNNING":
+            doc = None
+        elif not training or time.monotonic() - doc_at >= TRAINING_DOC_EVERY_S:
+            doc, doc_at = client.live_status(rep), time.monotonic()
         line = progress_line(rep.state.value, doc, total)
         if line != last:
             click.echo(f"[{time.monotonic() - t0:6.1f}s] {line}", err=True)
             last = line
         if rep.state.is_terminal():
             return rep
-        training = bool(doc and (doc.get("timeline") or {}).get("rendezvous"))
-        time.sleep(poll_s * (2 if training else 1))  # each poll costs the cluster a little CPU
+        time.sleep(poll_s)
 
 
 def _role_options(f: Any) -> Any:
