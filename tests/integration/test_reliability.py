@@ -93,17 +93,21 @@ def test_ps_worker_killed_is_restarted_on_failure_and_the_job_succeeds(cluster, 
     assert any(l.startswith("worker:1") and " 1 " in l for l in table.splitlines()), table  # RESTARTS column
 
 
-def test_ps_worker_killed_with_never_fails_the_job_naming_it(cluster, yarn_apps):
-    proc, app = start_example(PS_EXAMPLE, "", "--epochs", "100000", "--model-dir", "/tmp/tfyarn-never-test")
+def kill_fails_the_job_fast(yarn_apps: list[str], task_name: str, program: str, model_dir: str) -> None:
+    """kill -9 of ``task_name``'s ``program`` mid-training (policy never): FAILED within 30 s naming it, nothing left."""
+    proc, app = start_example(PS_EXAMPLE, "", "--epochs", "100000", "--model-dir", model_dir)
     yarn_apps.append(app)
     training(app, "chief:0", "epoch 0")
-    kill_task(app, "worker:1", "appmaster.tf_server")
+    kill_task(app, task_name, program)
     t0 = time.monotonic()
     out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 4, out + err
+    assert proc.returncode == 4 and f"task {task_name} failed (exit code 137)" in out, out + err
     assert time.monotonic() - t0 < 30
-    assert "task worker:1 failed (exit code 137)" in out
-    assert wait_none_left(app) == []
+    assert wait_none_left(app, timeout_s=30) == []
+
+
+def test_ps_worker_killed_with_never_fails_the_job_naming_it(cluster, yarn_apps):
+    kill_fails_the_job_fast(yarn_apps, "worker:1", "appmaster.tf_server", "/tmp/tfyarn-never-test")
 
 
 def test_ddp_rank_killed_restarts_every_rank_and_the_job_succeeds(cluster, yarn_apps):
@@ -125,15 +129,7 @@ def test_ddp_rank_killed_restarts_every_rank_and_the_job_succeeds(cluster, yarn_
 
 
 def test_chief_killed_fails_fast_and_leaves_no_process(cluster, yarn_apps):
-    proc, app = start_example(PS_EXAMPLE, "", "--epochs", "100000", "--model-dir", "/tmp/tfyarn-chief-test")
-    yarn_apps.append(app)
-    training(app, "chief:0", "epoch 0")
-    kill_task(app, "chief:0", "train.py")
-    t0 = time.monotonic()
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 4 and "task chief:0 failed (exit code 137)" in out, out + err
-    assert time.monotonic() - t0 < 30
-    assert wait_none_left(app, timeout_s=30) == []
+    kill_fails_the_job_fast(yarn_apps, "chief:0", "train.py", "/tmp/tfyarn-chief-test")
 
 
 def test_yarn_application_kill_leaves_no_process(cluster, yarn_apps):
