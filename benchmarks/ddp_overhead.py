@@ -30,15 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tfyarn.cluster import LocalCluster  # noqa: E402
+from _cluster import require_cluster  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "pytorch" / "ddp"
 TFYARN = [sys.executable, "-m", "tfyarn"]
-
-
-def fail(msg: str) -> None:
-    print(f"benchmarks/ddp_overhead.py: {msg}", file=sys.stderr)
-    sys.exit(2)
 
 
 def parse_results(text: str) -> list[dict]:
@@ -81,9 +76,7 @@ def main() -> int:
     ap.add_argument("--samples", type=int, default=8192)
     ap.add_argument("--batch-size", type=int, default=32)
     args = ap.parse_args()
-    cluster = LocalCluster()
-    if not cluster.status().running:
-        fail("the local cluster is not running; start it with `tfyarn cluster up` (or `make up`)")
+    require_cluster("ddp_overhead.py")
     train_args = ["--epochs", str(args.epochs), "--samples", str(args.samples), "--batch-size", str(args.batch_size)]
     runners = {"tfyarn": run_tfyarn, "torchrun": run_torchrun}
     rates: dict[str, list[float]] = {k: [] for k in runners}

@@ -19,16 +19,11 @@ import sys
 import tempfile
 import time
 
-from tfyarn.cluster import LocalCluster
+from _cluster import require_cluster
 from tfyarn.storage import copy_tree, list_files, locate, parse_uri
 
 FILES, TOTAL = 64, 1 << 30
 REMOTE = "/benchmarks/staging-64x16MiB"
-
-
-def fail(msg: str) -> None:
-    print(f"benchmarks/staging.py: {msg}", file=sys.stderr)
-    sys.exit(2)
 
 
 def main() -> None:
@@ -36,10 +31,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--threads", type=int, default=10)
     args = p.parse_args()
-    cluster = LocalCluster()
-    if not cluster.status().running:
-        fail("the local cluster is not running; start it with `tfyarn cluster up`")
-    os.environ["HADOOP_CONF_DIR"] = str(cluster.layout.conf_dir)
+    cluster = require_cluster("staging.py")
     hdfs = str(cluster.layout.bin_dir / "hdfs")
     src = locate(parse_uri(f"hdfs://{REMOTE}"))
     have = list_files(src) if src.exists() else []

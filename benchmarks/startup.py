@@ -47,8 +47,8 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _cluster import fail as _fail, require_cluster  # noqa: E402
 from tfyarn import protocol  # noqa: E402
-from tfyarn.cluster import LocalCluster  # noqa: E402
 
 CASES = {
     "tf": ("tf ps (chief+2w+1ps)", "tensorflow", {"chief": 1, "worker": 2, "ps": 1}),
@@ -71,8 +71,7 @@ PYENV_URI = "hdfs:///benchmarks/startup/env.pex"
 
 
 def fail(msg: str) -> None:
-    print(f"benchmarks/startup.py: {msg}", file=sys.stderr)
-    sys.exit(2)
+    _fail("startup.py", msg)
 
 
 def log(msg: str) -> None:
@@ -228,10 +227,7 @@ def main() -> int:
     tools = [t for t in args.tools.split(",") if t]
     if bad := [c for c in cases if c not in CASES] + [t for t in tools if t not in TOOLS]:
         fail(f"unknown case or tool {bad}; cases: {', '.join(CASES)}; tools: {', '.join(TOOLS)}")
-    cluster = LocalCluster()
-    if not cluster.status().running:
-        fail("the local cluster is not running; start it with `tfyarn cluster up` (or `make up`)")
-    os.environ["HADOOP_CONF_DIR"] = str(cluster.layout.conf_dir)
+    cluster = require_cluster("startup.py")
     (ROOT / "build" / "bench").mkdir(parents=True, exist_ok=True)
     hdfs = str(cluster.layout.bin_dir / "hdfs")
     if "tf-yarn" in tools:
