@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import socket
 import sys
 import threading
 import time
+from typing import Any
 
 import skein
 
@@ -52,8 +54,14 @@ def advertised_host() -> str:
     return os.environ.get("NM_HOST") or socket.getfqdn()
 
 
+def user_env(environ: dict[str, str]) -> dict[str, str]:
+    """The job's ``--env`` settings, which travel encoded (never through YARN's launch script)."""
+    encoded = environ.get(protocol.ENV_USER_ENV)
+    return dict(protocol.decode_env(encoded)) if encoded else {}
+
+
 def task_env(base: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
-    """The user process's environment: the container's, this Python's bin first on PATH, plus ``extra``."""
+    """The user process's environment: ``base``, this Python's bin first on PATH, plus ``extra``."""
     env = {**base, **extra}
     env["PATH"] = f"{os.path.dirname(sys.executable)}:{base.get('PATH', '')}"
     return env
@@ -84,13 +92,27 @@ def report_exit(app: skein.ApplicationClient, role: str, index: int, outcome: pr
 
 
 def snapshots(app: skein.ApplicationClient, staging: StagingPlan, workdir: str, role: str, index: int) -> None:
-    """Background: publish an output snapshot every save_every seconds and on each `tfyarn save`."""
-    requests = app.kv.events(key=protocol.KV_SAVE, event_type="PUT")
+    """Background: publish an output snapshot every save_every seconds and on each `tfyarn save`.
+
+    If the AM's event stream fails (the AM is gone), on-demand snapshots end
+    with a line saying so; the timer goes on, never as a hot loop.
+    """
+    requests: Any = app.kv.events(key=protocol.KV_SAVE, event_type="PUT")
     while True:
-        try:
-            requests.get(timeout=staging.save_every or None)
-        except Exception:  # queue.Empty: the save_every timer
-            pass
+        if requests is None:
+            if not staging.save_every:
+                return
+            time.sleep(staging.save_every)
+        else:
+            try:
+                requests.get(timeout=staging.save_every or None)
+            except queue.Empty:  # the save_every timer
+                pass
+            except Exception as e:  # the stream failed: it would re-raise at once, forever
+                print(f"tfyarn: `tfyarn save` requests no longer reach this task ({type(e).__name__}: {e})",
+                      file=sys.stderr, flush=True)
+                requests = None
+                continue
         try:
             uris = publish_snapshot(staging, workdir, app.id)
             app.kv[protocol.kv_task_snapshot(role, index)] = json.dumps({"uris": uris, "time": time.time()}).encode()
@@ -112,15 +134,27 @@ def own_gpus() -> dict[str, object]:
 
 def main() -> int:
     started = time.time()  # YARN localized the container's files before starting us
+    stop = process.StopSignals().install()
     os.environ.update(taskenv.from_container(dict(os.environ)))  # one of the gang's first containers
     role = os.environ[protocol.ENV_ROLE]
     index = int(os.environ[protocol.ENV_TASK_INDEX])
+    app = skein.ApplicationClient.from_current()
+    try:
+        return run_task(app, role, index, started, stop)
+    except process.Terminated as e:  # told to stop outside the command's run: nothing is published
+        print(f"tfyarn: {protocol.task_name(role, index)} stopped by signal {e.signum}; nothing was published",
+              file=sys.stderr, flush=True)
+        return report_exit(app, role, index, process.Outcome(e.exit_code, str(e), e.signum))
+
+
+def run_task(app: skein.ApplicationClient, role: str, index: int, started: float,
+             stop: process.StopSignals) -> int:
+    """One task's life, from its inputs to its published outputs; returns the code to exit with."""
     framework = os.environ.get(protocol.ENV_FRAMEWORK, "none")
     nproc = int(os.environ.get(protocol.ENV_NPROC_PER_NODE, "1"))
     command = protocol.decode_env(os.environ[protocol.ENV_COMMAND])
     tb_uri = os.environ.get(protocol.ENV_TENSORBOARD_URI, "")
     name = protocol.task_name(role, index)
-    app = skein.ApplicationClient.from_current()
     timeline = Timeline(app, role, index)
     timeline.stamp("localized", started)
     staging = StagingPlan.from_env(os.environ.get(protocol.ENV_STAGING))
@@ -145,9 +179,10 @@ def main() -> int:
     timeline.stamp("rendezvous")
     devices = json.loads(app.kv.wait(protocol.kv_task_gpus(role, index)))  # the AM binds before the gang
 
+    base = {**os.environ, **user_env(dict(os.environ))}
     events_file = os.path.join(workdir, ".tfyarn-events")
     extra = {**input_env, **runtimes.framework_env(framework, role, index, view, nproc),
-             **runtimes.thread_env(os.environ, nproc),
+             **runtimes.thread_env(base, nproc),
              **gpus.cuda_env(devices), protocol.ENV_EVENTS: events_file}
     tb_dir = os.path.join(workdir, protocol.TENSORBOARD_SUBDIR)
     if tb_uri:
@@ -157,8 +192,6 @@ def main() -> int:
         command = runtimes.pytorch_command(command, index, view, nproc, app.id)
     if framework != "tensorflow":
         sock.close()
-    app.kv[protocol.kv_task_started(role, index)] = json.dumps(
-        {"address": address, "time": time.time(), protocol.RECORD_CONTAINER: container_id()}).encode()
     print(f"tfyarn: {name} at {address} on GPU(s) [{','.join(map(str, devices))}] runs: {' '.join(command)}",
           file=sys.stderr, flush=True)
     if staging.outputs:
@@ -166,10 +199,13 @@ def main() -> int:
     monitor = Monitor(app, role, index, timeline, events_file, devices, tb_dir, tb_uri)
     monitor.start()
     timeline.stamp("process_started")
-    outcome = process.run(command, task_env(dict(os.environ), extra))
+    outcome = process.run(command, task_env(base, extra), stop)
     sock.close()
     monitor.finish()
-    if outcome.exit_code == 0 and staging.outputs:
+    if outcome.stop_signal:
+        print(f"tfyarn: {name} was stopped by signal {outcome.stop_signal} while its command ran; "
+              "its outputs are not published", file=sys.stderr, flush=True)
+    elif outcome.exit_code == 0 and staging.outputs:
         try:
             publish_outputs(staging, workdir, app.id)
         except Exception as e:

@@ -301,7 +301,7 @@ def main() -> int:
     started = time.time()
     app = skein.ApplicationClient.from_current()
     job: Job | None = None
-    web = StatusServer(os.environ.get("NM_HOST") or "localhost")
+    web = StatusServer(protocol.UI_BIND_HOST)
     try:
         spec = JobSpec.from_dict(protocol.decode_env(os.environ[protocol.ENV_JOB]))
         job = Job(app.id, spec, TaskTable.for_job(spec), started)

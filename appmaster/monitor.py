@@ -8,6 +8,7 @@ in one place the AM's TensorBoard reads. Nothing here may fail the task.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import threading
@@ -52,6 +53,28 @@ def mirror_tensorboard(local_dir: str, uri: str) -> None:
         mirror(locate(parse_uri(os.path.abspath(local_dir))), locate(parse_uri(uri)))
 
 
+MAX_STAGE_CHARS = 64
+PLAUSIBLE_S = 7 * 86400  # an event's time within a week of now: anything else is a broken clock or a bug
+
+
+def parse_event(line: str) -> tuple[str, float] | None:
+    """(stage, epoch seconds) from one line the user's script wrote, or None if it is not a sane one.
+
+    The user's process writes this file: a non-finite or absurd time, or a
+    huge stage name, must not reach the status document (it broke the page).
+    """
+    try:
+        record: dict[str, Any] = json.loads(line)
+        stage, when = record["stage"], float(record["time"])
+    except (ValueError, KeyError, TypeError, OverflowError):
+        return None
+    if not isinstance(stage, str) or not 0 < len(stage) <= MAX_STAGE_CHARS or not stage.isprintable():
+        return None
+    if not math.isfinite(when) or abs(when - time.time()) > PLAUSIBLE_S:
+        return None
+    return stage, when
+
+
 class Monitor(threading.Thread):
     def __init__(self, app: skein.ApplicationClient, role: str, index: int, timeline: Timeline,
                  events_file: str, devices: list[int], tb_dir: str = "", tb_uri: str = ""):
@@ -86,11 +109,9 @@ class Monitor(threading.Thread):
         except OSError:
             return
         for line in lines:
-            try:
-                record: dict[str, Any] = json.loads(line)
-                self.timeline.stamp(str(record["stage"]), float(record["time"]))
-            except (ValueError, KeyError, TypeError):
-                continue  # a torn or foreign line: skip it
+            event = parse_event(line)
+            if event:  # a torn, foreign or implausible line is skipped
+                self.timeline.stamp(*event)
 
     def _telemetry(self) -> None:
         sample = gpus.telemetry(self.devices)

@@ -24,7 +24,11 @@ th{background:#f3f3f3}.RUNNING{color:#0a58ca}.SUCCEEDED{color:#157347}.FAILED,.K
 
 
 def _t(epoch: float | None) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(epoch)) + f".{int((epoch % 1) * 10)}" if epoch else "-"
+    """HH:MM:SS.d, or "-" for a missing or unrepresentable time (the page must render whatever comes)."""
+    try:
+        return time.strftime("%H:%M:%S", time.localtime(epoch)) + f".{int((epoch % 1) * 10)}" if epoch else "-"
+    except (OverflowError, ValueError, OSError, TypeError):
+        return "-"
 
 
 def _duration(seconds: float | None) -> str:

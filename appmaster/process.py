@@ -4,14 +4,20 @@ The child stays in the container's process group, so a NodeManager kill
 (SIGTERM, then SIGKILL, to that group) reaches it and its children directly.
 The executor also makes itself a child subreaper: processes the command
 leaves behind (daemons, ``&`` jobs) stay its descendants, and are stopped
-when the command exits. SIGTERM/SIGINT to the executor are passed on, with
-SIGKILL after a grace period. The child's stderr is passed through and its
-last lines are kept for the job's diagnostics.
+when the command exits. SIGTERM/SIGINT to the executor are remembered and
+passed on, with SIGKILL after a grace period: a task that was told to stop
+never counts as succeeded, whatever its command returned. The child's
+stderr is passed through as it comes (``\\r`` progress bars included), and a
+bounded tail of it is kept for the job's diagnostics.
+
+Only the main thread ever reaps the direct child (``Popen.wait``): a reaper
+thread that collected it first would make Python report exit code 0.
 """
 from __future__ import annotations
 
 import collections
 import ctypes
+import errno
 import os
 import signal
 import subprocess
@@ -21,17 +27,62 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 from tfyarn import protocol
 
 GRACE_S = 10.0
 _PR_SET_CHILD_SUBREAPER = 36
+_READ_CHUNK = 65536
+EXIT_CANNOT_EXECUTE = 126  # as a shell reports a command it found but could not run
 
 
 @dataclass(frozen=True)
 class Outcome:
     exit_code: int
     stderr_tail: str
+    stop_signal: int = 0  # the signal that told the executor to stop while the command ran, if any
+
+
+class Terminated(BaseException):
+    """The executor was told to stop (SIGTERM/SIGINT) outside the command's run: abandon what it does.
+
+    A BaseException, so ``except Exception`` around uploads cannot swallow it.
+    """
+
+    def __init__(self, signum: int):
+        super().__init__(f"stopped by signal {signum}")
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+class StopSignals:
+    """SIGTERM/SIGINT to the executor: remembered, passed on to the command's processes, and,
+    outside the command's run, raised in the main thread as ``Terminated``.
+
+    Install once, at the executor's start, so no moment of the task's life
+    (staging, training, publishing) can miss a stop request.
+    """
+
+    def __init__(self) -> None:
+        self.signum = 0
+        self.child_pid = 0  # the direct child while the command runs: only the main thread reaps it
+        self.running = False  # while the command runs, stop requests are forwarded, not raised
+
+    def install(self) -> StopSignals:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        self.signum = self.signum or signum
+        threading.Thread(target=stop_descendants, kwargs={"first": signum, "keep": self.child_pid},
+                         daemon=True).start()
+        if not self.running:
+            raise Terminated(signum)
 
 
 def become_subreaper() -> bool:
@@ -43,9 +94,9 @@ def become_subreaper() -> bool:
         return False
 
 
-def descendants(root: int) -> list[int]:
-    """Every live process below ``root``, from /proc."""
-    children: dict[int, list[int]] = collections.defaultdict(list)
+def _proc_table() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, state letter) of every process, from /proc."""
+    table = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             text = stat.read_text()
@@ -53,8 +104,16 @@ def descendants(root: int) -> list[int]:
             continue
         # "pid (comm) state ppid ...": comm may hold spaces, so split after the last ')'.
         fields = text[text.rindex(")") + 2:].split()
-        if fields[0] != "Z":
-            children[int(fields[1])].append(int(stat.parent.name))
+        table[int(stat.parent.name)] = (int(fields[1]), fields[0])
+    return table
+
+
+def descendants(root: int) -> list[int]:
+    """Every live (not zombie) process below ``root``."""
+    children: dict[int, list[int]] = collections.defaultdict(list)
+    for pid, (ppid, state) in _proc_table().items():
+        if state != "Z":
+            children[ppid].append(pid)
     found, todo = [], [root]
     while todo:
         for kid in children.get(todo.pop(), []):
@@ -63,8 +122,12 @@ def descendants(root: int) -> list[int]:
     return found
 
 
-def stop_descendants(grace_s: float = GRACE_S, first: int = signal.SIGTERM) -> None:
-    """SIGTERM everything below this process, SIGKILL what is left after ``grace_s``."""
+def stop_descendants(grace_s: float = GRACE_S, first: int = signal.SIGTERM, keep: int = 0) -> None:
+    """SIGTERM everything below this process, SIGKILL what is left after ``grace_s``.
+
+    Zombies are reaped by pid, never with ``waitpid(-1)``, and ``keep`` (the
+    direct child, which the main thread waits for) is never reaped here.
+    """
     me = os.getpid()
     deadline = time.monotonic() + grace_s
     sig = first
@@ -74,51 +137,93 @@ def stop_descendants(grace_s: float = GRACE_S, first: int = signal.SIGTERM) -> N
                 os.kill(pid, sig)
             except ProcessLookupError:
                 pass
-        _reap()
+        reap_orphans(keep)
         if time.monotonic() > deadline:
             sig = signal.SIGKILL
         time.sleep(0.1)
+    reap_orphans(keep)
 
 
-def _reap() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+def reap_orphans(keep: int = 0) -> None:
+    """Collect the exit status of this process's zombie children, except ``keep``."""
+    me = os.getpid()
+    for pid, (ppid, state) in _proc_table().items():
+        if ppid == me and state == "Z" and pid != keep:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
 
 
-def run(command: Sequence[str], env: dict[str, str]) -> Outcome:
+class _Tail:
+    """The last lines of a stream, bounded in lines and in bytes per line.
+
+    ``\\r`` ends a line too, so a progress bar keeps only its latest state.
+    """
+
+    MAX_LINE = 2048
+
+    def __init__(self, lines: int):
+        self.lines: collections.deque[str] = collections.deque(maxlen=lines)
+        self.partial = ""
+
+    def feed(self, data: bytes) -> None:
+        text = self.partial + data.decode(errors="replace").replace("\r\n", "\n")
+        *done, self.partial = text.replace("\r", "\n").split("\n")
+        self.lines.extend(line[:self.MAX_LINE] for line in done if line)
+        self.partial = self.partial[-self.MAX_LINE:]
+
+    def text(self) -> str:
+        return "\n".join([*self.lines, *([self.partial] if self.partial else [])][-(self.lines.maxlen or 1):])
+
+
+def _pump(fd: int, tail: _Tail) -> None:
+    """Copy the child's stderr to ours as it comes, chunk by chunk, keeping a tail."""
+    while chunk := os.read(fd, _READ_CHUNK):
+        sys.stderr.buffer.write(chunk)
+        sys.stderr.flush()
+        tail.feed(chunk)
+    os.close(fd)
+
+
+def _cannot_run(command: Sequence[str], e: OSError) -> Outcome:
+    why = e.strerror or str(e)
+    if e.errno == errno.ENOEXEC:
+        why += " (a script needs a first line such as #!/bin/bash or #!/usr/bin/env python)"
+    msg = f"tfyarn: cannot run {command[0]!r}: {why}"
+    print(msg, file=sys.stderr, flush=True)
+    missing = isinstance(e, FileNotFoundError)
+    return Outcome(protocol.EXIT_COMMAND_NOT_FOUND if missing else EXIT_CANNOT_EXECUTE, msg)
+
+
+def run(command: Sequence[str], env: dict[str, str], stop: StopSignals | None = None) -> Outcome:
+    """Run ``command`` to its end; its exit code, or 128+N if the executor got signal N meanwhile."""
+    stop = stop or StopSignals().install()
+    if stop.signum:  # told to stop before the command could start
+        return Outcome(128 + stop.signum, f"stopped by signal {stop.signum} before the command started",
+                       stop.signum)
     become_subreaper()
+    read_fd, write_fd = os.pipe()
+    stop.running = True
     try:
-        child = subprocess.Popen(list(command), env=env, stderr=subprocess.PIPE)
-    except (FileNotFoundError, PermissionError) as e:
-        msg = f"tfyarn: cannot run {command[0]!r}: {e.strerror}"
-        print(msg, file=sys.stderr)
-        return Outcome(protocol.EXIT_COMMAND_NOT_FOUND, msg)
-    tail: collections.deque[str] = collections.deque(maxlen=protocol.STDERR_TAIL_LINES)
-
-    def pump() -> None:
-        stream = child.stderr
-        if stream is None:  # not reachable with stderr=PIPE; keeps the type checker honest
-            return
-        for raw in iter(stream.readline, b""):
-            sys.stderr.buffer.write(raw)
-            sys.stderr.flush()
-            tail.append(raw.decode(errors="replace").rstrip("\n"))
-
-    pumper = threading.Thread(target=pump, daemon=True)
-    pumper.start()
-
-    def forward(signum: int, _frame: object) -> None:
-        threading.Thread(target=stop_descendants, kwargs={"first": signum}, daemon=True).start()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, forward)
-    code = child.wait()
-    stop_descendants(grace_s=2.0)  # leftovers of a finished command get a short grace
-    pumper.join(timeout=5)
+        try:
+            child = subprocess.Popen(list(command), env=env, stderr=write_fd)
+        except OSError as e:
+            os.close(read_fd)
+            return _cannot_run(command, e)
+        finally:
+            os.close(write_fd)
+        stop.child_pid = child.pid
+        tail = _Tail(protocol.STDERR_TAIL_LINES)
+        pumper = threading.Thread(target=_pump, args=(read_fd, tail), daemon=True)
+        pumper.start()
+        code = child.wait()
+        stop_descendants(grace_s=2.0)  # leftovers of a finished command get a short grace
+        pumper.join(timeout=5)
+    finally:
+        stop.running, stop.child_pid = False, 0
     # A child killed by signal N reports -N; shells report 128+N.
-    return Outcome(code if code >= 0 else 128 - code, "\n".join(tail))
+    code = code if code >= 0 else 128 - code
+    if stop.signum and code == 0:  # it exited cleanly, but only because it was told to stop
+        code = 128 + stop.signum
+    return Outcome(code, tail.text(), stop.signum)

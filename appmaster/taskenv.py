@@ -43,9 +43,13 @@ def task_env(job: JobSpec, role: str, index: int, app_id: str, previous_address:
         protocol.ENV_COMMAND: protocol.encode_env(list(job.command_for(role))),
         protocol.ENV_APP_ID: app_id,
         protocol.ENV_FRAMEWORK: job.framework,
-        protocol.ENV_NPROC_PER_NODE: str(job.roles[role].processes),
+        # Only pytorch runs several processes per container (torchrun); a TensorFlow task is one
+        # process whatever its GPU count, and gets all of its container's threads.
+        protocol.ENV_NPROC_PER_NODE: str(job.roles[role].processes if job.framework == "pytorch" else 1),
         protocol.ENV_STAGING: staging_plan(job, role, index).to_env(),
     }
+    if job.env:
+        env[protocol.ENV_USER_ENV] = protocol.encode_env(dict(job.env))
     if job.tensorboard:
         env[protocol.ENV_TENSORBOARD_URI] = f"{tensorboard_uri(app_id)}/{role}-{index}"
     if previous_address:

@@ -62,7 +62,9 @@ def _script(ctx: PlanContext, module: str) -> str:
 
 def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
     """The YARN application that runs ``spec``."""
-    common_env = {"PYTHONUNBUFFERED": "1", **spec.env}
+    # The user's --env never goes here: YARN writes these into the container's launch script
+    # unquoted. It travels inside the encoded job spec, and the executor sets it (protocol.ENV_USER_ENV).
+    common_env = {"PYTHONUNBUFFERED": "1"}
     from tfyarn.pyenv import ARCHIVE_DIR, CODE_DIR
 
     env_files = {ARCHIVE_DIR: skein.File(source=ctx.env_archive, type="archive")} if ctx.env_archive else {}
@@ -92,8 +94,7 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
             memory=spec.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if spec.tensorboard else 0), vcores=1),
         script=_script(ctx, "appmaster.master"),
         files=env_files,
-        env={**common_env, **job_env,
-             "JAVA_TOOL_OPTIONS": f"{spec.env.get('JAVA_TOOL_OPTIONS', '')} {AM_JAVA_OPTIONS}".strip()},
+        env={**common_env, **job_env, "JAVA_TOOL_OPTIONS": AM_JAVA_OPTIONS},
     )
     tags = [TAG, f"framework:{spec.framework}", *spec.tags]
     return skein.ApplicationSpec(

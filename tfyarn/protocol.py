@@ -39,6 +39,9 @@ ENV_NPROC_PER_NODE = "TFYARN_NPROC_PER_NODE"  # pytorch: processes in this conta
 ENV_STAGING = "TFYARN_STAGING"  # this task's inputs, shard and outputs, encode_env()d
 ENV_TENSORBOARD_URI = "TFYARN_TENSORBOARD_URI"  # --tensorboard: where this task's summaries are mirrored
 ENV_PREVIOUS_ADDRESS = "TFYARN_PREVIOUS_ADDRESS"  # a restarted task's old host:port, reused where it can
+# The job's --env settings, encode_env()d: set by the executor on the user process, never written
+# into YARN's launch script (which quotes nothing: a value such as $(cmd) would run there).
+ENV_USER_ENV = "TFYARN_USER_ENV"
 
 # --- set by the executor on the user process ----------------------------------
 ENV_OMP_THREADS = "OMP_NUM_THREADS"  # vcores / processes per container, unless the user set it
@@ -125,6 +128,9 @@ def kv_task_telemetry(role: str, index: int) -> str:
 
 
 # --- the AM's web pages (skein's UI proxies them under <tracking URL>pages/<route>/) ---
+# They listen on loopback only: skein's Java AM, in the same container, proxies them, and nobody on
+# the network can reach them around the ResourceManager's proxy and the job's view ACL.
+UI_BIND_HOST = "127.0.0.1"
 UI_STATUS_ROUTE = "tfyarn"  # the status page; its JSON at UI_STATUS_ROUTE/API_STATUS
 UI_TENSORBOARD_ROUTE = "tensorboard"
 API_STATUS = "api/status"
@@ -150,15 +156,10 @@ STAGES = ("submitted", "am_started", "allocated", "localized", "inputs_staged", 
           "rendezvous", "process_started", "first_step")
 
 
-def kv_task_started(role: str, index: int) -> str:
-    """Key under which a task's executor stores its start record (JSON)."""
-    return f"{KV_PREFIX}started/{task_name(role, index)}"
-
-
 def kv_task_keys(role: str, index: int) -> tuple[str, ...]:
     """Every key one incarnation of a task writes or reads; cleared before it restarts."""
     return (kv_task_addr(role, index), kv_task_exit(role, index), kv_task_events(role, index),
-            kv_task_gpus(role, index), kv_task_telemetry(role, index), kv_task_started(role, index),
+            kv_task_gpus(role, index), kv_task_telemetry(role, index),
             kv_task_snapshot(role, index))
 
 

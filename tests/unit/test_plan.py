@@ -39,6 +39,20 @@ def test_env_values_are_safe_for_yarns_launch_script():
             assert not any(c in value for c in '"`\\\n'), value
 
 
+def test_user_env_never_reaches_yarns_launch_script_and_travels_encoded():
+    """YARN writes launch-script env unquoted: a value like $(cmd) would run there (issue 11)."""
+    hostile = {"FOO": "$(touch /tmp/pwned)", "BAR": 'a"b`c\\d'}
+    spec = JobSpec(name="demo", command=("python", "t.py"), roles={"worker": RoleSpec("worker")}, env=hostile)
+    app = plan(spec, CTX)
+    for env in [app.master.env, *(s.env for s in app.services.values())]:
+        assert not set(hostile) & set(env)
+        assert not any("$(" in v for v in env.values())
+    from appmaster import taskenv
+
+    task = taskenv.task_env(spec, "worker", 0, "application_1_0001")
+    assert protocol.decode_env(task[protocol.ENV_USER_ENV]) == hostile
+
+
 def test_the_gang_is_requested_with_the_app_and_failures_are_left_to_the_tfyarn_am():
     spec = two_workers()
     app = plan(spec, CTX)
