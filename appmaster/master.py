@@ -297,11 +297,17 @@ def save_status(doc: dict[str, Any], user: str, app_id: str) -> None:
         f.write(json.dumps(doc).encode())
 
 
+def page_server() -> StatusServer:
+    """The status page's server, on loopback: reached only through skein's proxy (and so the RM's ACL),
+    never directly on the node's address, whatever NM_HOST says."""
+    return StatusServer(protocol.UI_BIND_HOST)
+
+
 def main() -> int:
     started = time.time()
     app = skein.ApplicationClient.from_current()
     job: Job | None = None
-    web = StatusServer(protocol.UI_BIND_HOST)
+    web = page_server()
     try:
         spec = JobSpec.from_dict(protocol.decode_env(os.environ[protocol.ENV_JOB]))
         job = Job(app.id, spec, TaskTable.for_job(spec), started)

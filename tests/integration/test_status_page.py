@@ -43,6 +43,33 @@ def skein_key_material() -> list[str]:
     return found
 
 
+def am_listening_addresses(app: str) -> list[tuple[str, str]]:
+    """(program, local address) of every TCP socket that the job's Python AM or its TensorBoard listens on."""
+    pids = {}
+    for name in ("appmaster.master", "tensorboard.main"):
+        for pid in job_pids(app, name):
+            pids[pid] = name
+    out = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True, check=True).stdout
+    found = []
+    for line in out.splitlines():
+        for pid, name in pids.items():
+            if f"pid={pid}," in line:
+                found.append((name, line.split()[3]))
+    return found
+
+
+def job_pids(app: str, needle: str) -> list[int]:
+    marker = app.removeprefix("application_").encode()
+    pids = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker in (proc / "environ").read_bytes() and needle.encode() in (proc / "cmdline").read_bytes():
+                pids.append(int(proc.name))
+        except OSError:
+            continue
+    return pids
+
+
 def test_status_page_in_chromium_through_the_yarn_proxy(cluster, yarn_apps):
     from selenium.webdriver.common.by import By
 
@@ -103,6 +130,10 @@ def test_status_page_in_chromium_through_the_yarn_proxy(cluster, yarn_apps):
             driver.save_screenshot(str(ARTIFACTS / "tensorboard.png"))
         finally:
             driver.quit()
+        # Reached only through the proxy: the AM's page and TensorBoard listen on loopback alone.
+        listening = am_listening_addresses(app)
+        assert {"appmaster.master", "tensorboard.main"} <= {who for who, _ in listening}, listening
+        assert all(addr.startswith("127.0.0.1:") for _, addr in listening), listening
         chief = hadoop(cluster, "hdfs", "dfs", "-ls", "-R",
                        f"/user/{doc['user']}/.tfyarn/jobs/{app}/{protocol.TENSORBOARD_SUBDIR}/chief-0")
         assert "events.out.tfevents" in chief.stdout, chief.stdout + chief.stderr  # summaries mirrored mid-run
