@@ -42,3 +42,18 @@ def test_only_the_output_task_publishes_and_a_restart_keeps_its_address():
     worker = StagingPlan.from_env(taskenv.task_env(job, "worker", 0, "a")[protocol.ENV_STAGING])
     assert len(chief.outputs) == 1 and not worker.outputs and chief.shard is None
     assert taskenv.task_env(job, "ps", 0, "a", "h:1")[protocol.ENV_PREVIOUS_ADDRESS] == "h:1"
+
+
+def test_a_tensorflow_task_with_gpus_is_one_process_and_gets_all_its_threads():
+    """OMP_NUM_THREADS was vcores / GPUs for TF, which runs one process per container."""
+    from appmaster import runtimes
+
+    job = JobSpec(name="j", command=("python", "t.py"), framework="tensorflow",
+                  roles={"worker": RoleSpec("worker", 2, vcores=4, gpus=2)}).validate()
+    env = taskenv.task_env(job, "worker", 0, "application_1_0001")
+    assert env[protocol.ENV_NPROC_PER_NODE] == "1"
+    nproc = int(env[protocol.ENV_NPROC_PER_NODE])
+    assert runtimes.thread_env({protocol.ENV_SKEIN_VCORES: "4"}, nproc) == {protocol.ENV_OMP_THREADS: "4"}
+    torch_job = JobSpec(name="j", command=("python", "t.py"), framework="pytorch",
+                        roles={"worker": RoleSpec("worker", 2, vcores=4, gpus=2)}).validate()
+    assert taskenv.task_env(torch_job, "worker", 0, "application_1_0001")[protocol.ENV_NPROC_PER_NODE] == "2"
