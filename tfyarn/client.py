@@ -107,8 +107,11 @@ class Client:
 
             if spec.python_env != "local":
                 pyenv.ensure_uploaded(pyenv.planned(spec.python_env), progress)
-            if ctx.code_archive:
-                pyenv.ensure_uploaded(pyenv.planned_code(spec.code or "."), progress)
+            if code_dir := pyenv.shipped_code_dir(spec.code, spec.python_env):
+                code = pyenv.planned_code(code_dir)
+                progress(f"Shipping code: {code.summary} to every task's working dir")
+                pyenv.ensure_uploaded(code, progress)
+                ctx = dataclasses.replace(ctx, code_archive=code.uri)  # what was uploaded, had the dir changed since
         app_spec = plan(spec, ctx)
         app_spec.master.env[protocol.ENV_SUBMIT_TIME] = f"{time.time():.3f}"  # the timeline's origin
         app_spec.master.env[protocol.ENV_RM_WEB] = hadoop_env.rm_web(self.hadoop.conf_dir)

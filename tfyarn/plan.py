@@ -48,8 +48,8 @@ class PlanContext:
     def for_spec(cls, spec: JobSpec) -> PlanContext:
         from tfyarn import pyenv  # reads local files only when shipping is asked for
 
-        code_dir = spec.code or ("." if spec.python_env != "local" else "")  # shipped env: ship the cwd too
-        code = pyenv.planned_code(code_dir).uri if code_dir else ""
+        code_dir = pyenv.shipped_code_dir(spec.code, spec.python_env)  # shipped env: the cwd, unless home
+        code = pyenv.planned_code(code_dir).uri if code_dir else ""  # reads the dir, writes nothing
         if spec.python_env != "local":
             return cls(python=pyenv.PYTHON_IN_ARCHIVE, env_archive=pyenv.planned(spec.python_env).uri,
                        code_archive=code)

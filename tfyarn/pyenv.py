@@ -6,7 +6,9 @@ that fingerprint, and localizes it in every container (AM included) as a
 YARN archive, so tfyarn itself need not be installed on the nodes. A second
 submit with the same environment finds it in the cache and uploads nothing.
 A given archive (venv-pack/conda-pack output) and the --code dir are cached
-the same way, keyed by their content.
+the same way, keyed by their content. What a code dir ships, and what it
+never does, is tfyarn.codedir's rule. The caches are private: a 0700 local dir
+(tfyarn.codedir) and 0700 dirs on HDFS, archive files 0600.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 
-from tfyarn import protocol
+from tfyarn import codedir, protocol
 from tfyarn.errors import SpecError
 
 ARCHIVE_DIR = protocol.PYENV_DIR
@@ -35,7 +37,13 @@ MAX_CODE_BYTES = 200 * 2**20
 class PackedEnv:
     uri: str  # hdfs:// location of the archive in the cache
     fingerprint: str
-    local: str = ""  # an archive that exists locally already (a given one, or packed code)
+    local: str = ""  # a given archive, or where the code dir's archive is (or will be) written
+    code: codedir.CodeDir | None = None  # the code dir's files, for writing its archive
+
+    @property
+    def summary(self) -> str:
+        """What a code archive holds, in one line ("" for an environment)."""
+        return self.code.summary() if self.code else ""
 
 
 def _editable(dist: metadata.Distribution) -> bool:
@@ -95,52 +103,62 @@ def planned(python_env: str = "packed") -> PackedEnv:
     return PackedEnv(cache_uri(fp, suffix=suffix), fp, local=os.path.abspath(python_env))
 
 
-def planned_code(code_dir: str) -> PackedEnv:
-    """The --code dir as a deterministic tar.gz in the local cache, keyed by its content."""
-    import tarfile
+def shipped_code_dir(code: str, python_env: str) -> str:
+    """The dir shipped as code: --code, else the cwd when the environment is shipped, else none ("").
 
-    root = os.path.abspath(code_dir)
-    if not os.path.isdir(root):
-        raise SpecError(f"code: {code_dir!r} is not a directory")
-    entries, total, h = [], 0, hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in (".git", "__pycache__", ".venv"))
-        for name in sorted(filenames):
-            path = os.path.join(dirpath, name)
-            rel = os.path.relpath(path, root)
-            total += os.path.getsize(path)
-            if total > MAX_CODE_BYTES:
-                raise SpecError(f"code: {root} holds over {MAX_CODE_BYTES >> 20} MiB; ship data with --input "
-                                "and point --code at the source dir only (or submit from it)")
-            h.update(rel.encode() + b"\0" + open(path, "rb").read())
-            entries.append((path, rel))
-    fp = h.hexdigest()[:20]
-    cache = os.path.join(os.path.expanduser("~"), ".cache", "tfyarn", "code", f"{fp}.tar.gz")
-    if not os.path.exists(cache):
-        os.makedirs(os.path.dirname(cache), exist_ok=True)
-        with tarfile.open(cache + ".part", "w:gz") as tar:
-            for path, rel in entries:
-                tar.add(path, arcname=rel)
-        os.replace(cache + ".part", cache)
-    return PackedEnv(cache_uri(fp, kind="code"), fp, local=cache)
+    The home dir is never shipped implicitly: it holds every credential the user has.
+    """
+    if code or python_env == "local":
+        return code
+    cwd = os.getcwd()
+    if os.path.realpath(cwd) == os.path.realpath(os.path.expanduser("~")):
+        raise SpecError(f"python_env: a shipped Python environment also ships the current dir, and that is your "
+                        f"home dir ({cwd}); cd into your project dir, or pass --code DIR with the source dir")
+    return cwd
+
+
+def planned_code(code_dir: str) -> PackedEnv:
+    """Where the code dir is (or will be) cached, keyed by what would be shipped; writes nothing."""
+    code = codedir.scan(code_dir, MAX_CODE_BYTES)
+    local = os.path.join(codedir.cache_dir(), f"{code.fingerprint}.tar.gz")
+    return PackedEnv(cache_uri(code.fingerprint, kind="code"), code.fingerprint, local=local, code=code)
+
+
+def code_summary(code: str, python_env: str) -> str:
+    """What a submit would ship as code, in one line ("" when nothing): for --dry-run."""
+    code_dir = shipped_code_dir(code, python_env)
+    return planned_code(code_dir).summary if code_dir else ""
+
+
+def _local_archive(env: PackedEnv, tmp: str, progress: Callable[[str], None]) -> str:
+    """The archive to upload: a given one, the code dir's (written to the private cache), or a fresh venv-pack."""
+    if env.code is not None:
+        if not os.path.exists(env.local):
+            codedir.write_archive(env.code, env.local)
+        return env.local
+    if env.local:
+        return env.local
+    import venv_pack
+
+    archive = os.path.join(tmp, "env.tar.gz")
+    progress(f"Packing the Python environment {sys.prefix} (once per set of packages) ...")
+    venv_pack.pack(prefix=sys.prefix, output=archive, compress_level=1)
+    return archive
 
 
 def ensure_uploaded(env: PackedEnv, progress: Callable[[str], None]) -> int:
     """Pack and upload unless cached; return the bytes uploaded (0 when cached)."""
     from tfyarn.storage import locate, parse_uri, put_file  # pyarrow/hdfs-native only when shipping
+    from tfyarn.storage.permissions import FILE_MODE, private_cache, set_mode
 
     dest = locate(parse_uri(env.uri))
+    private_cache(dest)
     if dest.exists():
+        set_mode(dest, FILE_MODE)  # caches written before this rule
         progress(f"{env.fingerprint} is cached at {env.uri}: uploaded 0 bytes.")
         return 0
     with tempfile.TemporaryDirectory(prefix="tfyarn-pyenv-") as tmp:
-        archive = env.local
-        if not archive:
-            import venv_pack
-
-            archive = os.path.join(tmp, "env.tar.gz")
-            progress(f"Packing the Python environment {sys.prefix} (once per set of packages) ...")
-            venv_pack.pack(prefix=sys.prefix, output=archive, compress_level=1)
+        archive = _local_archive(env, tmp, progress)
         size = os.path.getsize(archive)
         progress(f"Uploading {size / 2**20:.1f} MiB to {env.uri} ...")
         shown = [0]
@@ -152,5 +170,6 @@ def ensure_uploaded(env: PackedEnv, progress: Callable[[str], None]) -> int:
                 progress(f"  {tenth * 10}% ({done / 2**20:.1f} of {total / 2**20:.1f} MiB)")
 
         put_file(locate(parse_uri(archive)), dest, progress=tick)
+        set_mode(dest, FILE_MODE)
     progress(f"{env.fingerprint} uploaded: {size} bytes.")
     return size

@@ -279,6 +279,7 @@ def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets
         raise reworded(e, flagged) from None
     if dry_run:
         from tfyarn.plan import PlanContext, plan
+        from tfyarn.pyenv import code_summary
 
         try:
             app_spec = plan(spec, PlanContext.for_spec(spec))
@@ -293,6 +294,8 @@ def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets
             click.echo(f"# input: {i.src} -> {i.local_dir} ({i.mode})")
         for o in spec.outputs:
             click.echo(f"# output: {o.src} -> {o.dest} (published by {spec.output_task(o)})")
+        if code := code_summary(spec.code, spec.python_env):
+            click.echo(f"# code: {code}")
         click.echo(app_spec.to_yaml(), nl=False)
         return
     from tfyarn.client import Client
