@@ -131,7 +131,10 @@ def _walk(root: str) -> tuple[list[tuple[str, str, os.stat_result]], list[str]]:
         for name in sorted(_listdir(real_dir)):
             rel = f"{rel_dir}/{name}" if rel_dir else name
             path = os.path.join(real_dir, name)
-            st = os.lstat(path)
+            try:
+                st = os.lstat(path)
+            except OSError as e:  # gone since the listing
+                raise _unreadable(os.path.join(root, rel), e) from None
             slash = "/" if stat.S_ISDIR(st.st_mode) else ""
             if never_shipped_name(name):
                 skipped.append(rel + slash)

@@ -111,9 +111,11 @@ def shipped_code_dir(code: str, python_env: str) -> str:
     if code or python_env == "local":
         return code
     cwd = os.getcwd()
-    if os.path.realpath(cwd) == os.path.realpath(os.path.expanduser("~")):
-        raise SpecError(f"python_env: a shipped Python environment also ships the current dir, and that is your "
-                        f"home dir ({cwd}); cd into your project dir, or pass --code DIR with the source dir")
+    here, home = os.path.realpath(cwd), os.path.realpath(os.path.expanduser("~"))
+    if home == here or home.startswith(here.rstrip(os.sep) + os.sep):  # home, or a dir above it such as /
+        what = "your home dir" if home == here else f"a dir that holds your home dir {home}"
+        raise SpecError(f"python_env: a shipped Python environment also ships the current dir, and that is "
+                        f"{what} ({cwd}); cd into your project dir, or pass --code DIR with the source dir")
     return cwd
 
 

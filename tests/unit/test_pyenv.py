@@ -100,6 +100,9 @@ def test_the_home_dir_is_never_shipped_implicitly(tmp_path, monkeypatch):
     assert pyenv.shipped_code_dir("src", "packed") == "src"
     monkeypatch.chdir(home / "pkg")
     assert pyenv.shipped_code_dir("", "env.tar.gz") == str(home / "pkg")
+    monkeypatch.chdir(tmp_path)  # above home: it would ship home too
+    with pytest.raises(SpecError, match="a dir that holds your home dir"):
+        pyenv.shipped_code_dir("", "packed")
 
 
 def test_the_home_dir_refusal_is_an_error_line_from_the_cli(tmp_path):
