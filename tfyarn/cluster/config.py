@@ -97,7 +97,7 @@ def yarn_site(layout: ClusterLayout, opts: ClusterOptions) -> dict[str, str]:
         "yarn.nodemanager.address": f"{HOST}:{p.nm_rpc}",
         "yarn.nodemanager.localizer.address": f"{HOST}:{p.nm_localizer}",
         "yarn.nodemanager.webapp.address": f"{HOST}:{p.nm_http}",
-        "yarn.nodemanager.local-dirs": str(layout.data_dir / "nm-local"),
+        "yarn.nodemanager.local-dirs": str(layout.nm_local_dir),
         "yarn.nodemanager.log-dirs": str(layout.log_dir / "containers"),
         "yarn.nodemanager.resource.memory-mb": str(opts.memory_mb),
         "yarn.nodemanager.resource.cpu-vcores": str(opts.vcores),

@@ -3,7 +3,9 @@
 Each daemon is a plain ``java`` process running the main class that
 Hadoop's ``bin/`` scripts start, in its own session, with a pid file and
 a marker property (``-Dtfyarn.cluster=<root>``) so that ``down`` can find
-everything it started even if a pid file is lost.
+everything it started even if a pid file is lost. Leftovers are matched
+exactly (whole arguments, whole path components, YARN's container
+environment) and stopped with their descendants, never by process group.
 """
 from __future__ import annotations
 
@@ -72,11 +74,28 @@ def java_command(layout: ClusterLayout, daemon: Daemon, *args: str) -> list[str]
     ]
 
 
-def _cmdline(pid: int) -> str:
+def _argv(pid: int) -> list[str]:
+    """A process's argv as its elements; [] if unreadable or gone."""
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
-        return ""
+        return []
+    return [a.decode(errors="surrogateescape") for a in raw.split(b"\0")[:-1]] if raw else []
+
+
+def _same_dir(a: str, b: str) -> bool:
+    """Whether two absolute paths name one dir (symlinks and ``..`` resolved)."""
+    return os.path.isabs(a) and os.path.realpath(a) == os.path.realpath(b)
+
+
+def _runs_for(argv: list[str], layout: ClusterLayout) -> bool:
+    """Whether argv carries this cluster's marker as a whole element.
+
+    A substring test would also match ``-Dtfyarn.cluster=<root>2`` (another
+    cluster) or a shell whose command line merely mentions the marker.
+    """
+    prefix = marker(layout).split("=", 1)[0] + "="
+    return any(a.startswith(prefix) and _same_dir(a[len(prefix):], str(layout.root)) for a in argv)
 
 
 def running_pid(layout: ClusterLayout, daemon: Daemon) -> int | None:
@@ -87,9 +106,9 @@ def running_pid(layout: ClusterLayout, daemon: Daemon) -> int | None:
         return None
     if not _alive(pid):
         return None
-    cmd = _cmdline(pid)
+    argv = _argv(pid)
     # An unreadable command line (seen briefly on young JVMs) is not proof of death.
-    return pid if not cmd or (marker(layout) in cmd and daemon.main_class in cmd) else None
+    return pid if not argv or (_runs_for(argv, layout) and daemon.main_class in argv) else None
 
 
 def port_open(port: int, host: str = HOST) -> bool:
@@ -151,27 +170,143 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _strays(layout: ClusterLayout) -> list[int]:
-    """Processes of this cluster without a pid file: daemons, and containers' trees.
+def _stat(pid: int) -> tuple[int, int] | None:
+    """(parent pid, start time in clock ticks) of a live process, None if gone.
 
-    Containers run under the NodeManager's local dir, so their command line
-    or working directory lies inside the cluster root.
+    The start time tells a process from a later one that reuses its pid.
     """
-    root = str(layout.root)
-    me = {os.getpid(), os.getppid()}
-    found = []
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2:].split()  # the command name may hold spaces and parens
+    return int(fields[1]), int(fields[19])
+
+
+def _process_table() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, start time) of every process visible in /proc."""
+    table = {}
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) in me:
-            continue
-        pid = int(entry.name)
-        cmd = _cmdline(pid)
-        try:
-            cwd = os.readlink(f"/proc/{pid}/cwd")
-        except OSError:
-            cwd = ""
-        if marker(layout) in cmd or cwd.startswith(root + "/data/") or f"{root}/data/nm-local" in cmd:
-            found.append(pid)
+        if entry.name.isdigit() and (st := _stat(int(entry.name))):
+            table[int(entry.name)] = st
+    return table
+
+
+def _environ(pid: int) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    pairs = (item.partition(b"=") for item in raw.split(b"\0"))
+    return {k.decode(errors="surrogateescape"): v.decode(errors="surrogateescape") for k, eq, v in pairs if eq}
+
+
+def _cwd(pid: int) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""
+
+
+def _under(path: str, real_base: str) -> bool:
+    """Whether ``path`` is ``real_base`` or inside it, by whole path components.
+
+    A string prefix would put ``/x/cluster2/data`` inside ``/x/cluster``.
+    """
+    if not os.path.isabs(path):
+        return False
+    return os.path.commonpath([os.path.realpath(path), real_base]) == real_base
+
+
+def _is_container(pid: int, layout: ClusterLayout) -> bool:
+    """Whether the process belongs to a YARN container of this cluster's NodeManager.
+
+    YARN puts ``CONTAINER_ID`` and ``LOCAL_DIRS`` into every container's
+    environment and starts it in a dir under the NodeManager's local dir.
+    The environment is required: a user's shell may sit in a container's
+    dir (kept for debugging after the container ends) and is no container.
+    """
+    env = _environ(pid)
+    if "CONTAINER_ID" not in env:
+        return False
+    nm_local = os.path.realpath(layout.nm_local_dir)
+    return any(_under(d, nm_local) for d in (_cwd(pid), *env.get("LOCAL_DIRS", "").split(",")))
+
+
+def _spared(table: dict[int, tuple[int, int]]) -> set[int]:
+    """This process and its ancestors: `down` run from a container must not kill itself."""
+    spared, pid = set(), os.getpid()
+    while pid > 1 and pid not in spared:
+        spared.add(pid)
+        pid = table.get(pid, (0, 0))[0]
+    return spared
+
+
+def _is_daemon(argv: list[str], layout: ClusterLayout) -> bool:
+    """A daemon JVM of this cluster: its marker and a daemon's main class, each a whole argument.
+
+    So a shell or grep that only mentions the marker is not taken for one.
+    """
+    return _runs_for(argv, layout) and any(d.main_class in argv for d in DAEMONS)
+
+
+def _strays(layout: ClusterLayout, table: dict[int, tuple[int, int]], spared: set[int]) -> list[int]:
+    """Processes of this cluster without a pid file: its daemon JVMs, and containers."""
+    return [pid for pid in table if pid not in spared
+            and (_is_daemon(_argv(pid), layout) or _is_container(pid, layout))]
+
+
+def _stray_trees(layout: ClusterLayout) -> dict[int, int]:
+    """The strays and all their descendants, pid -> start time, never this process or its ancestors.
+
+    Descendants are followed by parent pid rather than by process group:
+    a group may hold processes that are not the cluster's (a shell's job).
+    """
+    table = _process_table()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    spared, found = _spared(table), {}
+    todo = _strays(layout, table, spared)
+    while todo:
+        pid = todo.pop()
+        if pid not in found and pid not in spared:
+            found[pid] = table[pid][1]
+            todo += children.get(pid, [])
     return found
+
+
+def _signal(procs: dict[int, int], sig: int) -> None:
+    """Signal each process that is still the one recorded (same pid, same start time)."""
+    for pid, start in procs.items():
+        if (_stat(pid) or (0, None))[1] == start:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def _wait_exited(procs: dict[int, int], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not any(_alive(pid) and (_stat(pid) or (0, None))[1] == start for pid, start in procs.items()):
+            return
+        time.sleep(0.1)
+
+
+def stop_strays(layout: ClusterLayout, grace_s: float = 5.0) -> int:
+    """SIGTERM this cluster's leftover processes and their descendants, SIGKILL what stays.
+
+    Returns how many processes the first sweep found. A second sweep after
+    the grace period also catches processes forked meanwhile.
+    """
+    first = _stray_trees(layout)
+    _signal(first, signal.SIGTERM)
+    _wait_exited(first, grace_s)
+    rest = {**first, **_stray_trees(layout)}
+    _signal(rest, signal.SIGKILL)
+    _wait_exited(rest, grace_s)
+    return len(first)
 
 
 def stop_all(layout: ClusterLayout, grace_s: float = 15.0) -> list[str]:
@@ -188,26 +323,10 @@ def stop_all(layout: ClusterLayout, grace_s: float = 15.0) -> list[str]:
             stopped.append(daemon.name)
             _wait_gone([pid], grace_s)
         daemon.pid_file(layout).unlink(missing_ok=True)
-    strays = _strays(layout)
-    for pid in strays:
-        _signal_tree(pid, signal.SIGTERM)
-    _wait_gone(strays, 5.0)
-    for pid in _strays(layout):
-        _signal_tree(pid, signal.SIGKILL)
+    strays = stop_strays(layout)
     if strays:
-        stopped.append(f"{len(strays)} leftover process(es)")
+        stopped.append(f"{strays} leftover process(es)")
     return stopped
-
-
-def _signal_tree(pid: int, sig: int) -> None:
-    try:
-        pgid = os.getpgid(pid)
-        if pgid != os.getpgid(0):
-            os.killpg(pgid, sig)
-        else:
-            os.kill(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _wait_gone(pids: list[int], timeout_s: float) -> None:

@@ -79,6 +79,11 @@ class ClusterLayout:
         return self.root / "data"
 
     @property
+    def nm_local_dir(self) -> Path:
+        """The NodeManager's local dir: containers run in dirs under it."""
+        return self.data_dir / "nm-local"
+
+    @property
     def lib_dir(self) -> Path:
         return self.jar_cache / "lib"
 
