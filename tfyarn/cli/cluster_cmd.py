@@ -64,7 +64,9 @@ def up(ctx: click.Context, gpus: int, memory: str, vcores: int, timeout: int) ->
 
 
 @cluster.command()
-@click.option("--purge", is_flag=True, help="Also delete the cluster dir (HDFS data, logs, config).")
+@click.option("--purge", is_flag=True,
+              help="Also delete the cluster dir (HDFS data, logs, config); only a dir that `up` marked "
+                   "as a cluster dir (.tfyarn-cluster).")
 @click.pass_context
 def down(ctx: click.Context, purge: bool) -> None:
     """Stop every daemon (and any container process) of the local cluster."""

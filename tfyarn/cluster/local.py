@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import getpass
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tfyarn.cluster import daemons
+from tfyarn.cluster import clusterdir, daemons
 from tfyarn.cluster.config import ClusterOptions, config_files
 from tfyarn.cluster.jars import ensure_jars
 from tfyarn.cluster.java import java_home
@@ -101,6 +100,9 @@ class LocalCluster:
         the daemons this call started are stopped again.
         """
         t0 = time.monotonic()
+        if not clusterdir.claim(self.layout.root):
+            progress(f"Note: {self.layout.root} holds files that `tfyarn cluster up` did not write, so it is "
+                     "not marked as a cluster dir and `tfyarn cluster down --purge` will refuse to delete it.")
         ensure_jars(self.layout, progress)
         was_running = {d.name for d in daemons.DAEMONS if daemons.running_pid(self.layout, d)}
         if len(was_running) < len(daemons.DAEMONS):
@@ -145,12 +147,19 @@ class LocalCluster:
                 raise ClusterError(f"could not create {path} on HDFS via {self.layout.nn_web}")
 
     def down(self, progress: Progress, purge: bool = False) -> list[str]:
-        """Stop every daemon and leftover container process; ``purge`` also deletes HDFS data."""
+        """Stop every daemon and leftover container process; ``purge`` also deletes the cluster dir.
+
+        A purge of a dir without the marker that `up` writes is refused
+        before anything is stopped.
+        """
+        if purge:
+            clusterdir.check_purgeable(self.layout.root)
         stopped = daemons.stop_all(self.layout)
         progress("Stopped: " + ", ".join(stopped) if stopped else "Nothing was running.")
         if purge:
-            shutil.rmtree(self.layout.root, ignore_errors=True)
-            progress(f"Deleted {self.layout.root}.")
+            deleted = clusterdir.purge(self.layout.root)
+            root = self.layout.root
+            progress(f"Deleted {root}." if deleted else f"Nothing to delete: {root} does not exist.")
         return stopped
 
     def status(self) -> ClusterStatus:
