@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import getpass
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -181,12 +182,12 @@ class LocalCluster:
         return st
 
     def env_lines(self) -> list[str]:
-        """The ``export`` lines a shell needs to use this cluster."""
+        """The ``export`` lines a shell needs to use this cluster; a shell ``eval``s them, so paths are quoted."""
         l = self.layout
         return [
-            f"export JAVA_HOME={java_home()}",
-            f"export HADOOP_CONF_DIR={l.conf_dir}",
-            f'export PATH={l.bin_dir}:"$PATH"',
+            f"export JAVA_HOME={shlex.quote(str(java_home()))}",
+            f"export HADOOP_CONF_DIR={shlex.quote(str(l.conf_dir))}",
+            f'export PATH={shlex.quote(str(l.bin_dir))}:"$PATH"',
         ]
 
 

@@ -41,21 +41,34 @@ _HADOOP = {
 COMMANDS: dict[str, dict[str, tuple[str, bool]]] = {"yarn": _YARN, "hdfs": _HDFS, "hadoop": _HADOOP}
 
 
+def comment_safe(text: str) -> str:
+    """``text`` fit for a ``#`` comment: a newline in a path would end the comment and run the rest."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+
+
 def render(name: str, layout: ClusterLayout) -> str:
-    """The bash text of one command."""
+    """The bash text of one command.
+
+    Every path is assigned once, single-quoted by shlex.quote, and used only
+    as a quoted variable: a dir named ``$(...)``, with a space or a quote
+    is data, never shell code.
+    """
     table = COMMANDS[name]
     cases = "\n".join(
         f'  {sub}) cls={cls}; {"" if keep else "shift; "};;' for sub, (cls, keep) in table.items()
     )
     flags = " ".join(shlex.quote(f) for f in [*CLIENT_FLAGS, *JAVA17_FLAGS])
     subs = " ".join(table)
-    jh = shlex.quote(str(java_home()))
+    q = shlex.quote
     return f"""#!/usr/bin/env bash
-# {name}: written by `tfyarn cluster up` for the local cluster in {layout.root}.
+# {name}: written by `tfyarn cluster up` for the local cluster in {comment_safe(str(layout.root))}.
 # Runs the real Hadoop {name} subcommands on the cached Hadoop jars.
-export JAVA_HOME="${{JAVA_HOME:-{jh}}}"
-export HADOOP_CONF_DIR="${{HADOOP_CONF_DIR:-{shlex.quote(str(layout.conf_dir))}}}"
-CP="$HADOOP_CONF_DIR:{layout.lib_dir}/*"
+tfyarn_java_home={q(str(java_home()))}
+tfyarn_conf_dir={q(str(layout.conf_dir))}
+tfyarn_lib_dir={q(str(layout.lib_dir))}
+export JAVA_HOME="${{JAVA_HOME:-$tfyarn_java_home}}"
+export HADOOP_CONF_DIR="${{HADOOP_CONF_DIR:-$tfyarn_conf_dir}}"
+CP="$HADOOP_CONF_DIR:$tfyarn_lib_dir/*"
 # As Hadoop's own launcher: a bare `classpath` prints it; with options the Classpath class runs.
 if [ "${{1:-}}" = classpath ] && [ $# -eq 1 ]; then echo "$CP"; exit 0; fi
 case "${{1:-}}" in
