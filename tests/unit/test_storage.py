@@ -7,7 +7,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from tfyarn.errors import SpecError, StorageError
 from tfyarn.spec import split_pair
-from tfyarn.storage import Location, copy_tree, list_files, locate, mirror, parse_uri, publish, shard
+from tfyarn.storage import Location, copy_tree, list_files, locate, mirror, parse_uri, publish, put_file, shard
 
 
 @pytest.mark.parametrize("text,scheme,authority,path", [
@@ -125,3 +125,112 @@ def test_mirror_copies_new_and_grown_files_only(tmp_path):
     assert mirror(src_loc, dst_loc) == 1
     assert (dst / "run" / "events").read_bytes() == b"a" * 10 + b"c" * 5
     assert not list(dst.rglob("*.tfyarn-part"))
+
+
+def siblings(dest):
+    return sorted(p.name for p in dest.parent.iterdir())
+
+
+def test_publish_fails_and_keeps_a_destination_that_appears_during_the_upload(tmp_path):
+    """Another job publishes to the same path while this one uploads: its output must survive, ours is dropped."""
+    src = make_tree(tmp_path / "model", 3)
+    dest = tmp_path / "out" / "run1"
+
+    def other_job_publishes(done, total):
+        if not dest.exists():
+            dest.mkdir(parents=True)
+            (dest / "theirs").write_bytes(b"other job's model")
+
+    with pytest.raises(StorageError, match=r"run1 appeared while this job was uploading.*--overwrite"):
+        publish(locate(parse_uri(str(src))), locate(parse_uri(str(dest))), "app_1", progress=other_job_publishes)
+    assert [p.name for p in dest.iterdir()] == ["theirs"]
+    assert (dest / "theirs").read_bytes() == b"other job's model"
+    assert siblings(dest) == ["run1"]  # our hidden staging sibling is gone
+
+
+class ClassicRename(LocalFileSystem):
+    """Local files with HDFS's classic rename (libhdfs): a dir renamed onto a dir lands inside it.
+
+    ``race`` makes "another job" create the destination just before a rename
+    onto it, after publish's last check; ``fail`` makes such a rename fail.
+    """
+
+    cachable = False  # fsspec would otherwise hand back one shared instance
+    race: str | None = None
+    fail: str | None = None
+
+    def mv(self, path1, path2, **kw):
+        if path2 == self.race and not os.path.exists(path2):
+            os.makedirs(path2)
+            with open(os.path.join(path2, "theirs"), "wb") as f:
+                f.write(b"other job's model")
+        if path2 == self.fail and "_tfyarn_tmp_" in path1:
+            raise OSError("injected rename failure")
+        if os.path.isdir(path2):
+            path2 = os.path.join(path2, os.path.basename(path1))
+        os.rename(path1, path2)
+
+
+def classic(path, **kw):
+    fs = ClassicRename()
+    for k, v in kw.items():
+        setattr(fs, k, v)
+    return Location(parse_uri(str(path)), pafs.PyFileSystem(pafs.FSSpecHandler(fs)))
+
+
+def test_publish_undoes_a_rename_that_landed_inside_a_destination_that_just_appeared(tmp_path):
+    src = make_tree(tmp_path / "model", 3)
+    dest = tmp_path / "out" / "run1"
+    with pytest.raises(StorageError, match="appeared"):
+        publish(locate(parse_uri(str(src))), classic(dest, race=str(dest)), "app_1")
+    assert [p.name for p in dest.iterdir()] == ["theirs"]  # nothing of ours inside the other job's dir
+    assert siblings(dest) == ["run1"]
+
+
+def test_publish_with_overwrite_replaces_the_whole_tree(tmp_path):
+    first, second = make_tree(tmp_path / "a", 3), tmp_path / "b"
+    (second / "only").mkdir(parents=True)
+    (second / "only" / "new").write_bytes(b"new")
+    dest = tmp_path / "out" / "run1"
+    publish(locate(parse_uri(str(first))), locate(parse_uri(str(dest))), "app_1")
+    publish(locate(parse_uri(str(second))), locate(parse_uri(str(dest))), "app_2", overwrite=True)
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*")) == ["only", "only/new"]
+    assert siblings(dest) == ["run1"]  # neither the staging copy nor the old one is left
+
+
+def test_a_failed_overwrite_puts_the_previous_output_back(tmp_path):
+    first, second = make_tree(tmp_path / "a", 3), make_tree(tmp_path / "b", 2)
+    dest = tmp_path / "out" / "run1"
+    publish(locate(parse_uri(str(first))), locate(parse_uri(str(dest))), "app_1")
+    before = {p.name: p.read_bytes() for p in dest.rglob("f*")}
+    with pytest.raises(OSError, match="injected rename failure"):
+        publish(locate(parse_uri(str(second))), classic(dest, fail=str(dest)), "app_2", overwrite=True)
+    assert {p.name: p.read_bytes() for p in dest.rglob("f*")} == before
+    assert siblings(dest) == ["run1"]
+
+
+@pytest.mark.parametrize("how", ["copy_tree", "put_file", "mirror"])
+def test_part_files_never_write_through_a_planted_symlink(tmp_path, how):
+    src = make_tree(tmp_path / "src", 1)  # src/d0/f0
+    dst = tmp_path / "dst"
+    (dst / "d0").mkdir(parents=True)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    (dst / "d0" / "f0.tfyarn-part").symlink_to(victim)
+    if how == "copy_tree":
+        copy_tree(locate(parse_uri(str(src))), locate(parse_uri(str(dst))))
+    elif how == "put_file":
+        put_file(locate(parse_uri(str(src / "d0" / "f0"))), locate(parse_uri(str(dst / "d0" / "f0"))))
+    else:
+        mirror(locate(parse_uri(str(src))), locate(parse_uri(str(dst))))
+    assert victim.read_bytes() == b"precious"
+    assert not (dst / "d0" / "f0").is_symlink()
+    assert (dst / "d0" / "f0").read_bytes() == (src / "d0" / "f0").read_bytes()
+    assert not (dst / "d0" / "f0.tfyarn-part").exists()
+
+
+def test_fetch_manifests_are_not_content(tmp_path):
+    make_tree(tmp_path / "t", 2)
+    (tmp_path / "t" / ".tfyarn-fetch.json").write_text("{}")
+    (tmp_path / "t" / "d0" / ".tfyarn-fetch.json").write_text("{}")
+    assert [f.rel for f in list_files(locate(parse_uri(str(tmp_path / "t"))))] == ["d0/f0", "d1/f1"]

@@ -2,7 +2,7 @@
 
     uri.py       parse and check hdfs:// viewfs:// file:// URIs (pure, light)
     fs.py        a pyarrow FileSystem for a URI: libhdfs where present, else hdfs-native
-    transfer.py  parallel, verified, retried copies; atomic publish; sharding
+    transfer.py  parallel, verified, retried copies; atomic publish; sharding; fetch manifests' name
 
 The names below load their module on first use, so parsing a URI (spec
 validation, --dry-run) never imports pyarrow.
@@ -14,15 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the same names, for type checkers
     from tfyarn.storage.fs import Location, locate
-    from tfyarn.storage.transfer import CopyReport, copy_tree, list_files, mirror, publish, put_file, shard
+    from tfyarn.storage.transfer import (MANIFEST, CopyReport, FileEntry, copy_tree, list_files, mirror,
+                                         modification_times, open_new_local, publish, put_file, shard)
     from tfyarn.storage.uri import StorageUri, parse_uri
 
 _WHERE = {
     "StorageUri": "uri", "parse_uri": "uri",
     "Location": "fs", "locate": "fs",
     "CopyReport": "transfer", "copy_tree": "transfer", "list_files": "transfer", "mirror": "transfer",
-    "publish": "transfer",
-    "put_file": "transfer", "shard": "transfer",
+    "publish": "transfer", "put_file": "transfer", "shard": "transfer", "FileEntry": "transfer",
+    "MANIFEST": "transfer", "modification_times": "transfer", "open_new_local": "transfer",
 }
 __all__ = sorted(_WHERE)
 
