@@ -74,3 +74,24 @@ def test_fetch_refuses_a_source_ending_in_dotdot(cluster, base, tmp_path: Path):
     assert res.returncode == 2, res.stdout + res.stderr
     assert res.stderr.startswith("Error: ") and len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert not (tmp_path / "dest").exists()
+
+
+def test_publish_with_overwrite_and_mirror_replace_what_is_on_hdfs(cluster, base, tmp_path):
+    """The old tree goes aside and the new one in (HDFS's rename never replaces); a grown file is re-mirrored."""
+    from tfyarn.storage import mirror
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    (old / "d").mkdir(parents=True)
+    (old / "d" / "stale").write_bytes(b"old")
+    new.mkdir()
+    (new / "events").write_bytes(b"a" * 10)
+    dest = locate(parse_uri(f"hdfs://{base}/over/run1"))
+    publish(locate(parse_uri(str(old))), dest, "application_1_0002")
+    publish(locate(parse_uri(str(new))), dest, "application_1_0003", overwrite=True)
+    listing = hdfs_ls(cluster, f"{base}/over")
+    assert "stale" not in listing and "_tfyarn_" not in listing and f"{base}/over/run1/events" in listing, listing
+    with open(new / "events", "ab") as f:
+        f.write(b"b" * 5)
+    assert mirror(locate(parse_uri(str(new))), dest) == 1
+    assert hadoop(cluster, "hdfs", "dfs", "-cat", f"{base}/over/run1/events").stdout == "a" * 10 + "b" * 5
+    assert "tfyarn-part" not in hdfs_ls(cluster, f"{base}/over")
