@@ -5,10 +5,18 @@ effective configuration, its /conf page) and the nodes' capacities (its
 REST API), both read by the client: a container larger than the scheduler's
 maximum, a resource type the cluster does not define, or more GPUs, memory
 or vcores than any node has fails in a second with the limit named,
-instead of waiting for an allocation that never comes.
+instead of waiting for an allocation that never comes. A job for a queue
+that does not exist, is stopped, or is a parent is refused naming the queues
+that take jobs (the scheduler's REST API), instead of being failed by YARN.
+
+The ``parse_*`` functions read the RM's answers as it really sends them
+(JSON, since tfyarn asks for it; /conf also as XML) and raise ``Unreadable``
+when they cannot, so the caller can say the check did not run.
 """
 from __future__ import annotations
 
+import json
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +24,37 @@ from tfyarn.errors import SpecError
 from tfyarn.spec import JobSpec
 
 GPU = "yarn.io/gpu"
+MAX_MB = "yarn.scheduler.maximum-allocation-mb"
+
+
+class Unreadable(Exception):
+    """An RM answer is not in a form tfyarn understands; the message says how."""
+
+
+def _json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError as e:
+        raise Unreadable(f"not JSON ({e})") from None
+
+
+def parse_conf(raw: bytes) -> dict[str, str]:
+    """The RM's /conf page as properties: JSON ({"properties": [{"key", "value"}]}) or Hadoop's XML."""
+    if raw.lstrip().startswith(b"{"):
+        doc = _json(raw)
+        items = doc.get("properties") if isinstance(doc, dict) else None
+        if not isinstance(items, list):
+            raise Unreadable("JSON without a \"properties\" list")
+        props = {str(p["key"]): str(p.get("value", "")) for p in items if isinstance(p, dict) and "key" in p}
+    else:
+        try:
+            root = ET.fromstring(raw)
+        except ET.ParseError as e:
+            raise Unreadable(f"neither JSON nor XML ({e})") from None
+        props = {p.findtext("name") or "": p.findtext("value") or "" for p in root.iter("property")}
+    if MAX_MB not in props:
+        raise Unreadable(f"no {MAX_MB} in it")
+    return props
 
 
 @dataclass(frozen=True)
@@ -33,6 +72,17 @@ class NodeCapacity:
         return cls(node.get("id", "?"), int(total.get("memory", 0)), int(total.get("vCores", 0)), gpus)
 
 
+def parse_nodes(raw: bytes) -> list[NodeCapacity]:
+    """The RM's /ws/v1/cluster/nodes answer ({"nodes": null} when there are none)."""
+    doc = _json(raw)
+    if not isinstance(doc, dict) or "nodes" not in doc:
+        raise Unreadable("JSON without \"nodes\"")
+    try:
+        return [NodeCapacity.from_rm(n) for n in ((doc["nodes"] or {}).get("node") or [])]
+    except (AttributeError, TypeError, ValueError) as e:
+        raise Unreadable(f"unexpected node record ({e})") from None
+
+
 @dataclass(frozen=True)
 class SchedulerLimits:
     max_memory_mb: int | None
@@ -46,8 +96,7 @@ class SchedulerLimits:
             return int(value) if value.isdigit() else None
 
         types = frozenset(t.strip() for t in props.get("yarn.resource-types", "").split(",") if t.strip())
-        return cls(num("yarn.scheduler.maximum-allocation-mb"), num("yarn.scheduler.maximum-allocation-vcores"),
-                   types)
+        return cls(num(MAX_MB), num("yarn.scheduler.maximum-allocation-vcores"), types)
 
 
 def check_limits(spec: JobSpec, limits: SchedulerLimits, am_memory_mb: int) -> None:
@@ -84,3 +133,54 @@ def check_fits(spec: JobSpec, nodes: list[NodeCapacity]) -> None:
             if asked > have:
                 raise SpecError(f"roles.{name}.{key}: each {name} container asks {asked} {unit}, but the "
                                 f"largest node offers {have}; ask for at most {have}")
+
+
+@dataclass(frozen=True)
+class Queue:
+    path: str  # root.parent.leaf
+    leaf: bool
+    state: str  # RUNNING, STOPPED, DRAINING
+    auto_create: bool  # a parent that creates the child queue a job names
+
+    def named(self, name: str) -> bool:
+        """Whether ``name`` (a full path or a leaf's short name, as YARN accepts) means this queue."""
+        return name in (self.path, self.path.rsplit(".", 1)[-1])
+
+
+def parse_queues(raw: bytes) -> list[Queue] | None:
+    """The capacity scheduler's queues from /ws/v1/cluster/scheduler; None for a scheduler that
+    takes any queue name (the fair scheduler creates undeclared queues by default; FIFO has one)."""
+    doc = _json(raw)
+    try:
+        info = doc["scheduler"]["schedulerInfo"]
+        if info.get("type") != "capacityScheduler":
+            return None
+        return list(_walk(info))
+    except (KeyError, TypeError, AttributeError) as e:
+        raise Unreadable(f"unexpected scheduler record (no {e})") from None
+
+
+def _walk(q: dict[str, Any]) -> Any:
+    children = (q.get("queues") or {}).get("queue") or []
+    auto = q.get("autoCreateChildQueueEnabled") is True or q.get("autoCreationEligibility", "off") != "off"
+    leaf = str(q["type"]).endswith("LeafQueueInfo") if "type" in q else "queues" not in q
+    yield Queue(q.get("queuePath") or q["queueName"], leaf, q.get("state") or "RUNNING", auto)
+    for child in children:
+        yield from _walk(child)
+
+
+def check_queue(name: str, queues: list[Queue]) -> None:
+    """Raise SpecError unless YARN would accept a job for queue ``name``."""
+    open_ = sorted(q.path.rsplit(".", 1)[-1] for q in queues if q.leaf and q.state == "RUNNING")
+    hint = f"use one of the queues that take jobs: {', '.join(open_) or 'none'}"
+    match = [q for q in queues if q.named(name)]
+    if match and match[0].leaf:
+        if match[0].state != "RUNNING":
+            raise SpecError(f"queue: queue {name} is {match[0].state} and takes no new jobs; {hint}")
+        return
+    if match:
+        raise SpecError(f"queue: {name} is a parent queue, which takes no jobs; {hint}")
+    parents = name.split(".")
+    if any(q.auto_create and q.path == ".".join(parents[:i]) for q in queues for i in range(1, len(parents))):
+        return  # a parent that creates it on submit
+    raise SpecError(f"queue: this cluster has no queue {name!r}; {hint}")

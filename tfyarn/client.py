@@ -6,11 +6,13 @@ into tfyarn's here, once, so callers see one error tree.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import os
 import subprocess
+import sys
+import tempfile
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,26 +21,69 @@ from typing import Any
 import skein
 
 from tfyarn import hadoop_env, protocol
-from tfyarn.admission import NodeCapacity, SchedulerLimits, check_fits, check_limits
+from tfyarn.admission import (NodeCapacity, SchedulerLimits, Unreadable, check_fits, check_limits, check_queue,
+                               parse_conf, parse_nodes, parse_queues)
 from tfyarn.errors import TfyarnError, UnreachableError
 from tfyarn.plan import TAG, TENSORBOARD_AM_MEMORY_MB, PlanContext, plan
-from tfyarn.rest import fetch, fetch_json
+from tfyarn.rest import FetchError, fetch, fetch_json, get
 from tfyarn.spec import JobSpec
-from tfyarn.status import JobReport, job_state
+from tfyarn.status import JobReport, job_state, trim_diagnostics
 
 _ALL_APP_STATES = ["NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING", "FINISHED", "FAILED", "KILLED"]
 
 
 @contextmanager
-def _skein_errors() -> Iterator[None]:
+def _skein_errors(unknown: TfyarnError | None = None) -> Iterator[None]:
+    """skein's exceptions as tfyarn's; ``unknown``: what to raise when YARN does not know the application."""
     try:
         yield
+    except skein.exceptions.ApplicationNotRunningError as e:  # before ConnectionError: it is one
+        raise TfyarnError(str(e)) from None
     except skein.exceptions.ConnectionError as e:
         raise UnreachableError(f"lost the connection to YARN: {e}") from None
     except skein.exceptions.DriverError as e:
         raise TfyarnError(f"YARN refused the request: {str(e).strip().splitlines()[0]}") from None
-    except skein.exceptions.ApplicationNotRunningError as e:
-        raise TfyarnError(str(e)) from None
+    except (ValueError, KeyError) as e:  # skein's answer to an application id the RM does not know
+        if unknown is not None and "unknown applicationid" in str(e).lower():
+            raise unknown from None
+        raise
+
+
+def _start_skein() -> skein.Client:
+    """skein's client and Java driver; a failed start (`yarn classpath`, no java) as one line.
+
+    skein runs `yarn classpath --glob` with the terminal as its stderr: that
+    output is caught and its last line put in the error instead. The error is
+    raised only after the failed exception is gone, so skein's ``__del__`` of
+    its half-made client writes its complaint into the caught output too.
+    """
+    failure: TfyarnError | None = None
+    with tempfile.TemporaryFile() as err:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(err.fileno(), 2)
+        try:
+            return skein.Client(log=str(driver_log()), log_level="info",
+                                principal=os.environ.get(protocol.ENV_PRINCIPAL) or None,
+                                keytab=os.environ.get(protocol.ENV_KEYTAB) or None)
+        except subprocess.CalledProcessError as e:
+            err.seek(0)
+            last = (err.read().decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+            failure = UnreachableError(f"`{' '.join(map(str, e.cmd))}` failed (exit {e.returncode}: {last}); "
+                                       "skein needs it to start its driver: put a working Hadoop client's `yarn` "
+                                       "first on PATH (with JAVA_HOME set), or run `tfyarn cluster up`")
+        except FileNotFoundError as e:
+            failure = UnreachableError(f"cannot start skein's driver: {e.strerror or e}: {e.filename or ''}; "
+                                       "install Java and set JAVA_HOME, or put `java` on PATH")
+        except skein.exceptions.DriverError as e:
+            failure = UnreachableError(f"skein's Java driver did not start ({e}); see {driver_log()}, and "
+                                       "check JAVA_HOME and `yarn classpath`")
+        finally:
+            if failure is not None:
+                gc.collect()  # the half-made client, while its complaint still goes to ``err``
+            os.dup2(saved, 2)
+            os.close(saved)
+    raise failure
 
 
 def driver_log() -> Path:
@@ -53,12 +98,11 @@ class Client:
 
     def __init__(self, hadoop: hadoop_env.HadoopEnv | None = None):
         self.hadoop = hadoop or hadoop_env.discover()
+        hadoop_env.check_conf(self.hadoop.conf_dir)
         hadoop_env.check_reachable(self.hadoop)
         self.hadoop.apply()
         with _skein_errors():
-            self._skein = skein.Client(log=str(driver_log()), log_level="info",
-                                       principal=os.environ.get(protocol.ENV_PRINCIPAL) or None,
-                                       keytab=os.environ.get(protocol.ENV_KEYTAB) or None)
+            self._skein = _start_skein()
 
     def __enter__(self) -> Client:
         return self
@@ -69,34 +113,50 @@ class Client:
     def close(self) -> None:
         self._skein.close()
 
-    # -- submission -----------------------------------------------------------
-    def nodes(self) -> list[NodeCapacity] | None:
-        """RUNNING nodes' capacities from the RM's REST API; None if it does not answer."""
-        data = fetch_json(f"{hadoop_env.rm_web(self.hadoop.conf_dir)}/ws/v1/cluster/nodes?states=RUNNING")
-        if data is None:
-            return None
-        nodes = ((data.get("nodes") or {}).get("node")) or []
-        return [NodeCapacity.from_rm(n) for n in nodes]
+    def _unknown(self, app_id: str) -> TfyarnError:
+        host, port = hadoop_env.rm_address(self.hadoop.conf_dir)
+        return TfyarnError(f"application {app_id} is not known to the ResourceManager at {host}:{port}; check the "
+                           "id (`tfyarn list` shows the jobs it knows; it forgets old ones)")
 
-    def limits(self) -> SchedulerLimits | None:
-        """The scheduler's limits from the RM's effective configuration; None if it does not answer."""
-        raw = fetch(f"{hadoop_env.rm_web(self.hadoop.conf_dir)}/conf")
-        if raw is None:
-            return None
-        try:
-            props = {p.findtext("name") or "": p.findtext("value") or "" for p in ET.fromstring(raw).iter("property")}
-        except ET.ParseError:
-            return None
-        return SchedulerLimits.from_conf(props)
+    # -- submission -----------------------------------------------------------
+    def _rm_rest(self, path: str) -> tuple[str, bytes]:
+        url = f"{hadoop_env.rm_web(self.hadoop.conf_dir)}{path}"
+        return url, get(url)
+
+    def nodes(self) -> list[NodeCapacity]:
+        """RUNNING nodes' capacities from the RM's REST API (FetchError, Unreadable)."""
+        return parse_nodes(self._rm_rest("/ws/v1/cluster/nodes?states=RUNNING")[1])
+
+    def limits(self) -> SchedulerLimits:
+        """The scheduler's limits from the RM's effective configuration (FetchError, Unreadable)."""
+        return SchedulerLimits.from_conf(parse_conf(self._rm_rest("/conf")[1]))
+
+    def admit(self, spec: JobSpec, progress: Callable[[str], None] = lambda _m: None) -> None:
+        """Raise SpecError for a job the cluster would refuse or never place.
+
+        A check whose RM answer cannot be read (REST down, 401 from a Kerberized
+        RM, an unknown format) is reported through ``progress`` as a warning:
+        the job goes on unchecked, but never silently.
+        """
+        am_mb = spec.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if spec.tensorboard else 0)
+        checks: list[tuple[str, str, Callable[[bytes], None]]] = [
+            ("/ws/v1/cluster/scheduler", "the scheduler's queues",
+             lambda raw: _check_queue(spec.queue, parse_queues(raw))),
+            ("/conf", "the scheduler's limits",
+             lambda raw: check_limits(spec, SchedulerLimits.from_conf(parse_conf(raw)), am_mb)),
+            ("/ws/v1/cluster/nodes?states=RUNNING", "the nodes' capacities",
+             lambda raw: check_fits(spec, parse_nodes(raw))),
+        ]
+        for path, what, check in checks:
+            url = f"{hadoop_env.rm_web(self.hadoop.conf_dir)}{path}"
+            try:
+                check(get(url))
+            except (FetchError, Unreadable) as e:
+                progress(f"Warning: could not read {what} from {url}: {e}; the job was not checked against them")
 
     def submit(self, spec: JobSpec, progress: Callable[[str], None] = lambda _m: None) -> str:
         """Check the job fits the cluster, ship its environment if asked, submit; return the application id."""
-        limits = self.limits()
-        if limits is not None:
-            check_limits(spec, limits, spec.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if spec.tensorboard else 0))
-        nodes = self.nodes()
-        if nodes is not None:
-            check_fits(spec, nodes)
+        self.admit(spec, progress)
         if spec.inputs or spec.outputs:
             from tfyarn.preflight import check_paths  # pyarrow and hdfs-native load only when needed
 
@@ -120,7 +180,7 @@ class Client:
 
     # -- following ------------------------------------------------------------
     def report(self, app_id: str) -> JobReport:
-        with _skein_errors():
+        with _skein_errors(self._unknown(app_id)):
             r = self._skein.application_report(app_id)
         return _job_report(r)
 
@@ -175,7 +235,7 @@ class Client:
     def save(self, app_id: str, timeout_s: float = 600,
              progress: Callable[[str], None] = lambda _m: None) -> list[str]:
         """Ask the output tasks for a snapshot; return the URIs once published."""
-        with _skein_errors():
+        with _skein_errors(self._unknown(app_id)):
             app = self._skein.connect(app_id, wait=False)
             before = app.kv.get_prefix(protocol.KV_SNAPSHOT_PREFIX)
             app.kv[protocol.KV_SAVE] = str(time.time()).encode()
@@ -191,13 +251,17 @@ class Client:
         raise TfyarnError(f"no snapshot from {app_id} within {timeout_s:.0f} s (does it declare --output?)")
 
     def kill(self, app_id: str) -> None:
-        with _skein_errors():
+        with _skein_errors(self._unknown(app_id)):
             self._skein.kill_application(app_id)
 
     # -- logs -----------------------------------------------------------------
     def logs(self, app_id: str) -> str:
         """Aggregated logs through ``yarn logs`` (skein's reader predates Hadoop 3.3's layout)."""
-        return self._yarn_logs(app_id)
+        try:
+            return self._yarn_logs(app_id)
+        except TfyarnError:
+            self.report(app_id)  # an id the RM does not know says so, not "could not locate logs"
+            raise
 
     def task_log(self, app_id: str, task: dict[str, Any], running: bool) -> str | None:
         """One task's output: from its NodeManager while it keeps the file, else from the aggregated logs.
@@ -247,6 +311,11 @@ class Client:
         return proc.stdout
 
 
+def _check_queue(name: str, queues: list[Any] | None) -> None:
+    if queues is not None:  # None: a scheduler that takes any queue name
+        check_queue(name, queues)
+
+
 def _log_contents(text: str) -> str:
     """The body of a single file in ``yarn logs`` output (between LogContents: and End of LogType)."""
     body, inside = [], False
@@ -264,7 +333,8 @@ def _job_report(r: Any) -> JobReport:
     state, final = str(r.state), str(r.final_status)
     return JobReport(
         app_id=r.id, name=r.name, state=job_state(state, final), yarn_state=state,
-        final_status=final, diagnostics=(r.diagnostics or "").strip(),
+        final_status=final, diagnostics=trim_diagnostics(r.diagnostics or ""),
+        diagnostics_full=(r.diagnostics or "").strip(),
         tracking_url=r.tracking_url or "", queue=r.queue, user=r.user,
         start_time_ms=_ms(r.start_time), finish_time_ms=_ms(r.finish_time),
         tags=tuple(sorted(r.tags or ())),

@@ -1,22 +1,41 @@
 """Hadoop's REST endpoints (NameNode JMX, WebHDFS, RM and NM web services), read with the stdlib.
 
-``None`` means "did not answer (yet)": callers poll daemons that are starting,
-so an unreachable endpoint is an expected state, not an error.
+``fetch``'s ``None`` means "did not answer (yet)": callers poll daemons that
+are starting, so an unreachable endpoint is an expected state, not an error.
+``get`` says why instead, for callers that must tell the user (a check that
+could not run).
 """
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
 from typing import Any
 
 
-def fetch(url: str, method: str = "GET", timeout: float = 5.0) -> bytes | None:
+class FetchError(Exception):
+    """An endpoint gave no usable answer; the message says why in a few words."""
+
+
+def get(url: str, method: str = "GET", timeout: float = 5.0) -> bytes:
+    """The body of ``url``; FetchError (HTTP status, refused, timed out, not HTTP) otherwise."""
     req = urllib.request.Request(url, method=method, headers={"Accept": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return resp.read()
-    except (urllib.error.URLError, OSError):
+    except urllib.error.HTTPError as e:  # before URLError: it is one
+        raise FetchError(f"HTTP {e.code} {e.reason}") from None
+    except urllib.error.URLError as e:
+        raise FetchError(str(e.reason)) from None
+    except (OSError, http.client.HTTPException, ValueError) as e:  # timeouts, garbage instead of HTTP, bad URL
+        raise FetchError(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from None
+
+
+def fetch(url: str, method: str = "GET", timeout: float = 5.0) -> bytes | None:
+    try:
+        return get(url, method, timeout)
+    except FetchError:
         return None
 
 

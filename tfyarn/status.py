@@ -1,7 +1,8 @@
 """Job and task states as data, shared by the client and the ApplicationMaster.
 
 YARN's own application states map onto ``JobState`` through one table.
-Terminal states cannot be left.
+Terminal states cannot be left. YARN's diagnostics are shown trimmed of Java
+stack frames (``trim_diagnostics``); the raw text stays in ``diagnostics_full``.
 """
 from __future__ import annotations
 
@@ -67,6 +68,28 @@ def job_state(yarn_state: str, final_status: str) -> JobState:
     return _YARN_TO_JOB.get((yarn_state, final_status), JobState.FAILED)
 
 
+# A Java stack frame, or the "... 12 more" that ends a cause's frames.
+_FRAME = re.compile(r"^\s*(at [\w$.<>/]+\(.*\)|\.\.\. \d+ more)\s*$")
+# Lines a JVM (skein's AM, YARN's launcher) prints that say nothing about the job.
+_NOISE = re.compile(r"^\s*(SLF4J:|log4j:WARN|WARNING: |Picked up _?JAVA_TOOL_OPTIONS|"
+                    r"For more detailed output, check the application tracking page)")
+
+
+def trim_diagnostics(text: str) -> str:
+    """YARN's diagnostics for people: the messages without Java stack frames and JVM noise.
+
+    A Java trace can run to hundreds of lines; the message that says what went
+    wrong is its first line (and each "Caused by:"), which are kept, in order.
+    """
+    kept: list[str] = []
+    for line in text.strip().splitlines():
+        if _FRAME.match(line) or _NOISE.match(line) or not line.strip():
+            continue
+        if not kept or kept[-1] != line.rstrip():
+            kept.append(line.rstrip())
+    return "\n".join(kept)
+
+
 @dataclass(frozen=True)
 class JobReport:
     """What the client knows of a job at one moment."""
@@ -83,6 +106,7 @@ class JobReport:
     start_time_ms: int
     finish_time_ms: int
     tags: tuple[str, ...] = ()
+    diagnostics_full: str = ""  # YARN's text as it is; ``diagnostics`` is it trimmed for people
 
     @property
     def framework(self) -> str:
