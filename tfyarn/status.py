@@ -83,9 +83,7 @@ def trim_diagnostics(text: str) -> str:
     """
     kept: list[str] = []
     for line in text.strip().splitlines():
-        if _FRAME.match(line) or _NOISE.match(line) or not line.strip():
-            continue
-        if not kept or kept[-1] != line.rstrip():
+        if not (_FRAME.match(line) or _NOISE.match(line) or not line.strip()):
             kept.append(line.rstrip())
     return "\n".join(kept)
 
