@@ -9,19 +9,42 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from dataclasses import asdict, dataclass, field, fields
+from decimal import Decimal
 from typing import Any
 
+from tfyarn import protocol
 from tfyarn.errors import SpecError
 
 FRAMEWORKS = ("none", "tensorflow", "pytorch")
 RESTART_POLICIES = ("never", "on-failure", "all")  # see RoleSpec.restart_policy
 PYTHON_ENVS = ("local", "packed")  # see tfyarn.plan.PlanContext and tfyarn.pyenv
 MIN_MEMORY_MB = 128
-_MEMORY_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:ib|i|b)?\s*$", re.IGNORECASE)
-_UNIT_MB = {"k": 1 / 1024, "": 1, "m": 1, "g": 1024, "t": 1024 * 1024}
-_ENV_UNSAFE = ('"', "`", "\\", "\n")  # YARN writes env values into launch_container.sh unescaped
-_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+# skein's protobuf (and YARN's Resource) carry memory, vcores and counts as int32: a larger
+# number passes the client and fails in the AM. Memory stops at 1 PiB, leaving the AM's
+# TensorBoard share (tfyarn.plan) room below int32.
+INT32_MAX = 2**31 - 1
+MAX_MEMORY_MB = 2**30
+_MEMORY_RE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(?:ib|i|b)?\s*", re.IGNORECASE)
+_UNIT_MB = {"k": Decimal(1) / 1024, "": Decimal(1), "m": Decimal(1), "g": Decimal(1024), "t": Decimal(1024**2)}
+_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,62}")  # role names: also YARN service names
+_ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Names tfyarn, skein or YARN set in a task's environment: a user value would be overwritten or
+# would break the task. The frameworks' variables are appmaster.runtimes's, the GPUs' appmaster.gpus's.
+_RESERVED_ENV_PREFIXES = ("TFYARN_", "SKEIN_")
+_RESERVED_ENV = frozenset({
+    protocol.ENV_SKEIN_CONTAINER_ID, protocol.ENV_SKEIN_APP_ID, protocol.ENV_SKEIN_VCORES,
+    "CONTAINER_ID", "NM_HOST", "NM_PORT", "NM_HTTP_PORT", "LOCAL_DIRS", "LOG_DIRS", "LOCAL_USER_DIRS",
+    "HADOOP_TOKEN_FILE_LOCATION", "JVM_PID", "APPLICATION_WEB_PROXY_BASE",
+    "TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+    "GROUP_RANK", "NODE_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+})
+# Shipped files land in the task's dir under their base name, which Hadoop writes unquoted into
+# the launch script (ln -sf -- "src" "name"): only names no shell reads specially.
+_FILE_NAME_RE = re.compile(r"[A-Za-z0-9._+][A-Za-z0-9._+-]{0,254}")
+_RESERVED_FILE_NAMES = frozenset({protocol.PYENV_DIR, protocol.CODE_DIR, "tmp", "launch_container.sh",
+                                  "container_tokens", ".skein.crt", ".skein.pem"})
 
 
 def parse_memory(value: str | int, what: str = "memory") -> int:
@@ -29,22 +52,27 @@ def parse_memory(value: str | int, what: str = "memory") -> int:
     if isinstance(value, bool):
         raise SpecError(f"{what}: {value!r} is not a memory size; use e.g. 512m or 4g")
     if isinstance(value, int):
-        mb = value
+        amount = Decimal(value)
     else:
-        m = _MEMORY_RE.match(str(value))
+        m = _MEMORY_RE.fullmatch(str(value))
         if not m:
             raise SpecError(f"{what}: {value!r} is not a memory size; use e.g. 512m or 4g")
-        mb = int(float(m.group(1)) * _UNIT_MB[m.group(2).lower()])
-    if mb < MIN_MEMORY_MB:
+        amount = Decimal(m.group(1)) * _UNIT_MB[m.group(2).lower()]  # exact: no float overflow
+    if amount > MAX_MEMORY_MB:
+        raise SpecError(f"{what}: {value!r} is above the maximum of {MAX_MEMORY_MB} MiB (1024t) "
+                        "that a YARN container request can carry")
+    if amount < MIN_MEMORY_MB:
         raise SpecError(f"{what}: {value!r} is below the minimum of {MIN_MEMORY_MB} MiB")
-    return mb
+    return int(amount)
 
 
-def _check_int(value: Any, what: str, minimum: int) -> int:
+def _check_int(value: Any, what: str, minimum: int, maximum: int = INT32_MAX) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise SpecError(f"{what}: {value!r} is not a whole number")
     if value < minimum:
         raise SpecError(f"{what}: must be at least {minimum}, got {value}")
+    if value > maximum:
+        raise SpecError(f"{what}: must be at most {maximum} (what YARN's requests carry), got {value}")
     return value
 
 
@@ -52,6 +80,40 @@ def _check_str(value: Any, what: str) -> str:
     if not isinstance(value, str):
         raise SpecError(f"{what}: expected a string, got {value!r}")
     return value
+
+
+def _bad_char(text: str, multiline: bool = False) -> str | None:
+    """The first character YARN cannot carry safely: controls, line breaks, unpaired surrogates.
+
+    ``multiline`` text (arguments, env values: never in a YARN request or script) may hold
+    tabs and line breaks, but never NUL, which no argv or environment can hold.
+    """
+    for c in text:
+        if multiline and c in "\t\n\r":
+            continue
+        if c == "\0" or unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp"):
+            return c
+    return None
+
+
+def _check_text(value: Any, what: str, multiline: bool = False) -> str:
+    """A string with no character that could break a YARN request (a surrogate: bytes not UTF-8)."""
+    c = _bad_char(_check_str(value, what), multiline)
+    if c is not None:
+        kind = "bytes that are not UTF-8" if unicodedata.category(c) == "Cs" else f"the control character {c!r}"
+        raise SpecError(f"{what}: {value!r} holds {kind}; remove it")
+    return value
+
+
+def _check_tuple(value: Any, what: str) -> tuple[Any, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise SpecError(f"{what}: expected a list, got {value!r}")
+    return tuple(value)
+
+
+def _role_where(name: Any) -> str:
+    """``roles.worker``; a name that is no role name is quoted, so the message stays one line."""
+    return f"roles.{name}" if isinstance(name, str) and _NAME_RE.fullmatch(name) else f"roles.{name!r}"
 
 
 def _list(values: dict[str, Any], key: str) -> list[Any]:
@@ -83,7 +145,7 @@ def _sub(cls: Any, data: Any, where: str) -> Any:
 
 def _check_keys(data: dict[str, Any], cls: type, where: str) -> None:
     known = {f.name for f in fields(cls)}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(str(k) for k in set(data) - known)  # YAML keys may be numbers, null ...
     if unknown:
         raise SpecError(f"{where}: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(known))}")
 
@@ -111,13 +173,15 @@ class RoleSpec:
     permanent_exit_codes: tuple[int, ...] = ()
 
     def validate(self) -> None:
-        where = f"roles.{self.name}"
-        if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
-            raise SpecError(f"{where}: role names start with a letter and use letters, digits, _ and -")
+        where = _role_where(self.name)
+        if not isinstance(self.name, str) or not _NAME_RE.fullmatch(self.name):
+            raise SpecError(f"{where}: role names start with a letter and use up to 63 letters, digits, _ and -")
         _check_int(self.instances, f"{where}.instances", 0)
         _check_int(self.nproc_per_node, f"{where}.nproc_per_node", 0)
-        _check_str(self.node_label, f"{where}.node_label")
-        _check_int(self.memory_mb, f"{where}.memory_mb", MIN_MEMORY_MB)
+        _check_text(self.node_label, f"{where}.node_label")
+        for i, arg in enumerate(_check_tuple(self.command, f"{where}.command")):
+            _check_text(arg, f"{where}.command[{i}]", multiline=True)
+        _check_int(self.memory_mb, f"{where}.memory_mb", MIN_MEMORY_MB, MAX_MEMORY_MB)
         _check_int(self.vcores, f"{where}.vcores", 1)
         _check_int(self.gpus, f"{where}.gpus", 0)
         if self.restart_policy not in RESTART_POLICIES:
@@ -136,9 +200,13 @@ class RoleSpec:
 
     @classmethod
     def from_dict(cls, name: str, data: dict[str, Any]) -> RoleSpec:
+        where = _role_where(name)
         if not isinstance(data, dict):
-            raise SpecError(f"roles.{name}: expected a mapping, got {type(data).__name__}")
-        _check_keys({**data, "name": name}, cls, f"roles.{name}")
+            raise SpecError(f"{where}: expected a mapping, got {type(data).__name__}")
+        if "name" in data and data["name"] != name:
+            raise SpecError(f"{where}.name: a role's name is its key under roles; remove name: "
+                            f"{data['name']!r}, or rename the key")
+        _check_keys({**data, "name": name}, cls, where)
         values = dict(data)
         if "memory_mb" in values:
             values["memory_mb"] = parse_memory(values["memory_mb"], f"roles.{name}.memory_mb")
@@ -158,6 +226,7 @@ class RoleSpec:
 
 
 INPUT_MODES = ("copy", "shard")
+_TASK_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*:[0-9]{1,9}")
 _PORT_AFTER_COLON = re.compile(r"^\d+(/|$)")
 
 
@@ -166,7 +235,21 @@ def split_pair(text: str) -> tuple[str, str]:
     head, sep, tail = text.rpartition(":")
     if not sep or not tail or "/" not in head or tail.startswith("//") or _PORT_AFTER_COLON.match(tail):
         return text, ""
+    scheme_end = text.find("://")
+    if scheme_end >= 0:  # hdfs://nn:abc/x: a colon in the authority is a (bad) port, not a split point
+        path_start = text.find("/", scheme_end + 3)
+        if path_start < 0 or len(head) < path_start:
+            return text, ""
     return head, tail
+
+
+def _check_inside(path: Any, what: str, example: str) -> str:
+    """A relative dir strictly inside the task's working dir (never the dir itself, never above it)."""
+    _check_text(path, what)
+    if os.path.isabs(path) or ".." in path.split("/") or os.path.normpath(path) == ".":
+        raise SpecError(f"{what}: {path!r} must be a relative path to a dir inside the container's "
+                        f"working dir, e.g. {example}")
+    return path
 
 
 @dataclass(frozen=True)
@@ -188,9 +271,12 @@ class InputSpec:
     def validate(self, where: str) -> None:
         from tfyarn.storage.uri import parse_uri  # pure parsing; no filesystem is touched
 
-        parse_uri(_check_str(self.src, f"{where}.src"), f"{where}.src")
-        if os.path.isabs(_check_str(self.dest, f"{where}.dest")) or ".." in self.dest.split("/"):
-            raise SpecError(f"{where}.dest: {self.dest!r} must be a relative path inside the container")
+        parse_uri(_check_text(self.src, f"{where}.src"), f"{where}.src")
+        if _check_str(self.dest, f"{where}.dest"):
+            _check_inside(self.dest, f"{where}.dest", "./data")
+        elif os.path.basename(self.src.rstrip("/")) in ("", ".", ".."):
+            raise SpecError(f"{where}.src: {self.src!r} has no base name to stage it under (inputs/<name>); "
+                            f"give URI:DIR, e.g. {self.src}:./data")
         if self.mode not in INPUT_MODES:
             raise SpecError(f"{where}.mode: {self.mode!r} is not one of {', '.join(INPUT_MODES)}")
 
@@ -206,11 +292,49 @@ class OutputSpec:
     def validate(self, where: str) -> None:
         from tfyarn.storage.uri import parse_uri
 
-        if os.path.isabs(_check_str(self.src, f"{where}.src")) or ".." in self.src.split("/"):
-            raise SpecError(f"{where}.src: {self.src!r} must be a relative path inside the container")
-        parse_uri(_check_str(self.dest, f"{where}.dest"), f"{where}.dest")
-        if self.task and not re.match(r"^[A-Za-z][A-Za-z0-9_-]*:\d+$", _check_str(self.task, f"{where}.task")):
+        _check_inside(self.src, f"{where}.src", "./model")
+        parse_uri(_check_text(self.dest, f"{where}.dest"), f"{where}.dest")
+        if self.task and not _TASK_RE.fullmatch(_check_str(self.task, f"{where}.task")):
             raise SpecError(f"{where}.task: {self.task!r} is not ROLE:INDEX, e.g. chief:0")
+
+
+_USER_RE = re.compile(r"[A-Za-z0-9_.@$-]+")
+
+
+def _check_env(env: Any) -> None:
+    """Names a shell and the executor accept and tfyarn does not set itself; values any text.
+
+    Values travel encoded inside the job spec and the executor sets them on the user process,
+    so quotes, ``$`` and newlines are plain data; only NUL cannot be in an environment.
+    """
+    if not isinstance(env, dict):
+        raise SpecError(f"env: expected a mapping of NAME: value, got {env!r}")
+    for k, v in env.items():
+        if not isinstance(k, str) or not _ENV_NAME_RE.fullmatch(k):
+            raise SpecError(f"env: {k!r} is not a valid environment variable name "
+                            "(letters, digits and _, not starting with a digit)")
+        if k in _RESERVED_ENV or k.startswith(_RESERVED_ENV_PREFIXES):
+            raise SpecError(f"env: {k} is set by tfyarn, skein or YARN in every task; "
+                            f"choose another name (none starting with {' or '.join(_RESERVED_ENV_PREFIXES)})")
+        if not isinstance(v, str):
+            raise SpecError(f"env.{k}: values must be strings, got {v!r}; quote it")
+        _check_text(v, f"env.{k}", multiline=True)
+
+
+def _check_files(files: Any) -> None:
+    """Each shipped file lands by its base name, which must be safe and unique (see _FILE_NAME_RE)."""
+    names = []
+    for i, path in enumerate(_check_tuple(files, "files")):
+        name = os.path.basename(_check_str(path, f"files[{i}]").rstrip("/"))
+        if name in ("", ".", "..") or not _FILE_NAME_RE.fullmatch(name) or name in _RESERVED_FILE_NAMES:
+            raise SpecError(f"files: {path!r} would land in the container as {name!r}; rename it to use only "
+                            "letters, digits, '.', '_', '+' and '-' (not first), at most 255 characters, "
+                            f"and none of {', '.join(sorted(_RESERVED_FILE_NAMES))}")
+        _check_text(path, f"files[{i}]")  # its dir, which YARN's request carries
+        names.append(name)
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise SpecError(f"files: two files would land as {dupes[0]!r} in the container; rename one")
 
 
 def _str_list(value: Any, what: str) -> tuple[str, ...]:
@@ -256,7 +380,10 @@ class JobSpec:
     def validate(self) -> JobSpec:
         """Raise SpecError naming the first field that is wrong; return self."""
         for key in ("name", "framework", "queue", "node_label", "python_env", "code"):
-            _check_str(getattr(self, key), key)
+            _check_text(getattr(self, key), key)
+        for key in ("tags", "command"):
+            for i, text in enumerate(_check_tuple(getattr(self, key), key)):
+                _check_text(text, f"{key}[{i}]", multiline=key == "command")
         if not isinstance(self.evaluator_may_fail, bool):
             raise SpecError(f"evaluator_may_fail: expected true or false, got {self.evaluator_may_fail!r}")
         if not self.name.strip():
@@ -266,12 +393,11 @@ class JobSpec:
         if self.python_env not in PYTHON_ENVS and not self.python_env.endswith((".tar.gz", ".tgz", ".zip")):
             raise SpecError(f"python_env: {self.python_env!r} is not one of {', '.join(PYTHON_ENVS)}, "
                             "nor a .tar.gz/.tgz/.zip environment archive")
-        _check_str(self.code, "code")
         if not self.roles:
             raise SpecError("roles: a job needs at least one role")
         for name, role in self.roles.items():
             if name != role.name:
-                raise SpecError(f"roles.{name}: key and role name {role.name!r} differ")
+                raise SpecError(f"{_role_where(name)}: key and role name {role.name!r} differ")
             role.validate()
         _FRAMEWORK_RULES[self.framework](self)
         if self.num_tasks < 1:
@@ -280,19 +406,9 @@ class JobSpec:
             if self.roles[name].instances and not self.command_for(name):
                 raise SpecError("command: no command given; put it after `--`, e.g. "
                                 "tfyarn submit --num-workers 2 -- python train.py")
-        for k, v in self.env.items():
-            if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k):
-                raise SpecError(f"env: {k!r} is not a valid environment variable name")
-            if not isinstance(v, str):
-                raise SpecError(f"env.{k}: values must be strings")
-            if any(c in v for c in _ENV_UNSAFE):
-                raise SpecError(f"env.{k}: YARN cannot pass a value containing a double quote, "
-                                "backquote, backslash or newline; ship such data in a file instead")
-        names = [os.path.basename(f.rstrip("/")) for f in self.files]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise SpecError(f"files: two files would land as {dupes[0]!r} in the container; rename one")
-        _check_int(self.am_memory_mb, "am_memory_mb", MIN_MEMORY_MB)
+        _check_env(self.env)
+        _check_files(self.files)
+        _check_int(self.am_memory_mb, "am_memory_mb", MIN_MEMORY_MB, MAX_MEMORY_MB)
         _check_int(self.download_threads, "download_threads", 1)
         _check_int(self.save_every, "save_every", 0)
         if self.save_every and not self.outputs:
@@ -305,15 +421,15 @@ class JobSpec:
             inp.validate(f"inputs[{i}]")
         for i, out in enumerate(self.outputs):
             out.validate(f"outputs[{i}]")
-            role, _, index = self.output_task(out).partition(":")
+            role, _, index = self.output_task(out).partition(":")  # index: at most 9 digits
             if self.count(role) <= int(index):
                 raise SpecError(f"outputs[{i}].task: the job has no task {self.output_task(out)}")
         _check_int(self.max_attempts, "max_attempts", 1)
         _check_int(self.allocation_timeout_s, "allocation_timeout_s", 1)
         _check_int(self.registration_timeout_s, "registration_timeout_s", 1)
         for key in ("view_acls", "modify_acls"):
-            for user in getattr(self, key):
-                if not re.match(r"^[A-Za-z0-9_.@$-]+$", user) and user != "*":
+            for user in _check_tuple(getattr(self, key), key):
+                if user != "*" and not (isinstance(user, str) and _USER_RE.fullmatch(user)):
                     raise SpecError(f"{key}: {user!r} is not a user name (or *)")
         return self
 
@@ -377,7 +493,7 @@ class JobSpec:
         roles = values.pop("roles", {}) or {}
         if not isinstance(roles, dict):
             raise SpecError("roles: expected a mapping of role name to role settings")
-        values["roles"] = {n: RoleSpec.from_dict(n, r or {}) for n, r in roles.items()}
+        values["roles"] = {n: RoleSpec.from_dict(n, {} if r is None else r) for n, r in roles.items()}
         values["command"] = _str_list(values.get("command", ()), "command")
         values["tags"] = _str_list(values.get("tags", ()), "tags")
         values["files"] = _str_list(values.get("files", ()), "files")
@@ -391,7 +507,7 @@ class JobSpec:
         env = values.get("env", {}) or {}
         if not isinstance(env, dict):
             raise SpecError("env: expected a mapping of NAME: value")
-        values["env"] = {str(k): v for k, v in env.items()}
+        values["env"] = dict(env)
         if "name" not in values:
             raise SpecError("name: missing")
         return cls(**values).validate()

@@ -42,7 +42,7 @@ BAD_INPUT = [
     (["submit", "--worker-gpus", "-1", "--", "python"], 2, "--worker-gpus"),
     (["submit", "--frobnicate", "--", "python"], 2, "No such option '--frobnicate'"),
     (["submit", "--env", "NOEQUALS", "--", "python"], 2, "'NOEQUALS' is not NAME=VALUE"),
-    (["submit", "--env", 'A=say "hi"', "--", "python"], 2, "double quote"),
+    (["submit", "--env", "TFYARN_ROLE=x", "--", "python"], 2, "--env: TFYARN_ROLE is set by tfyarn"),
     (["nosuchcommand"], 2, "No such command 'nosuchcommand'"),
     (["status", "not-an-app"], 2, "is not a YARN application id"),
     (["cluster", "up", "--memory", "lots"], 2, "'lots' is not a memory size"),

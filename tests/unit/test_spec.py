@@ -10,6 +10,46 @@ def test_parse_memory(text, mb):
     assert parse_memory(text) == mb
 
 
+@pytest.mark.parametrize("text", ["3000000g", "1025t", "1" + "0" * 400 + "g", 2**30 + 1, 2**64])
+def test_parse_memory_refuses_what_yarn_cannot_carry(text):
+    with pytest.raises(SpecError, match="above the maximum of 1073741824 MiB"):
+        parse_memory(text, "--worker-memory")
+
+
+def test_parse_memory_takes_the_maximum_and_digits_only():
+    assert parse_memory("1024t") == 2**30
+    with pytest.raises(SpecError, match="is not a memory size"):
+        parse_memory("\u0663g")  # an Arabic-Indic 3: float() takes it, a size does not
+
+
+def test_env_values_are_data_now_and_survive_the_encoded_spec():
+    from tfyarn import protocol
+
+    value = '$(touch PWNED) "q" `b` \\ $HOME\nline2\ttab'
+    j = job(env={"A": value, "OMP_NUM_THREADS": "2"}).validate()
+    assert JobSpec.from_dict(protocol.decode_env(protocol.encode_env(j.to_dict()))).env["A"] == value
+
+
+@pytest.mark.parametrize("name", ["a.py", "A_b-c+1.tar.gz", ".hidden", "x" * 255])
+def test_safe_file_names(name):
+    job(files=(f"/some dir/{name}",)).validate()  # only the base name lands in the launch script
+
+
+@pytest.mark.parametrize("name", ["a b", "-x", "x" * 256, "a$b", "a'b", "a;b", "a`b", "pyenv", "tfyarn-code", "."])
+def test_unsafe_file_names(name):
+    with pytest.raises(SpecError, match="rename it"):
+        job(files=(name,)).validate()
+
+
+def test_role_name_in_the_role_mapping_must_match_its_key():
+    d = job().validate().to_dict()
+    d["roles"]["worker"]["name"] = "worker"
+    assert JobSpec.from_dict(d).roles["worker"].name == "worker"
+    d["roles"]["worker"]["name"] = "other"
+    with pytest.raises(SpecError, match="roles.worker.name: a role's name is its key"):
+        JobSpec.from_dict(d)
+
+
 @pytest.mark.parametrize("text", ["banana", "", "4x", "-1g", "g", "12 34"])
 def test_parse_memory_rejects_garbage(text):
     with pytest.raises(SpecError, match="is not a memory size"):
@@ -46,7 +86,22 @@ def test_valid_job_round_trips_through_dict_and_the_am_env():
     (dict(roles={"w": RoleSpec("worker", 1)}), "key and role name"),
     (dict(framework="mxnet"), "framework"),
     (dict(env={"1BAD": "x"}), "not a valid environment variable name"),
-    (dict(env={"A": 'say "hi"'}), "double quote"),
+    (dict(env={"TF_CONFIG": "{}"}), "env: TF_CONFIG is set by tfyarn"),
+    (dict(env={"A\n": "x"}), "not a valid environment variable name"),
+    (dict(env={"A": "x\0"}), "env.A: .* holds the control character"),
+    (dict(files=("$(touch PWNED).py",)), "files: .* rename it"),
+    (dict(files=('a"b.py',)), "files: .* rename it"),
+    (dict(name="a\nb"), "name: .* holds the control character"),
+    (dict(queue="q\x07"), "queue: .* holds the control character"),
+    (dict(tags=("t\r",)), "tags\\[0\\]: .* control character"),
+    (dict(node_label="\u2028"), "node_label: .* control character"),
+    (dict(roles={"worker": RoleSpec("worker", 1, node_label="x\n")}), "roles.worker.node_label"),
+    (dict(roles={"worker\n": RoleSpec("worker\n", 1)}), "role names start with a letter"),
+    (dict(roles={"worker": RoleSpec("worker", 1, memory_mb=2**30 + 1)}), "roles.worker.memory_mb: must be at most"),
+    (dict(roles={"worker": RoleSpec("worker", 2**31)}), "roles.worker.instances: must be at most 2147483647"),
+    (dict(roles={"worker": RoleSpec("worker", 1, vcores=2**31)}), "roles.worker.vcores: must be at most"),
+    (dict(am_memory_mb=2**31), "am_memory_mb: must be at most 1073741824"),
+    (dict(view_acls=("bob\n",)), "view_acls"),
     (dict(max_attempts=0), "max_attempts"),
     (dict(files=("a/x.py", "b/x.py")), "two files would land as 'x.py'"),
 ])

@@ -1,6 +1,7 @@
 """Click parameter types shared by the commands."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import click
@@ -46,7 +47,8 @@ class ExitCodes(click.ParamType):
         if isinstance(value, list):
             return value
         parts = [p.strip() for p in str(value).split(",") if p.strip()]
-        if not parts or not all(p.isdigit() and 0 < int(p) < 256 for p in parts):
+        # [0-9], not str.isdigit(): that also accepts "²", which int() refuses
+        if not parts or not all(re.fullmatch(r"[0-9]{1,3}", p) and 0 < int(p) < 256 for p in parts):
             self.fail(f"{value!r} is not a comma-separated list of exit codes 1-255, e.g. 2,3", param, ctx)
         return [int(p) for p in parts]
 

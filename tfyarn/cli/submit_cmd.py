@@ -7,8 +7,10 @@ on the command line override the file, and ``--set key=value`` overrides both.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,8 @@ _APPENDED = ("file", "tag", "input", "output", "view_acl", "modify_acl")
 
 def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
     *parents, last = dotted.split(".")
+    if not all(p.strip() for p in (*parents, last)):
+        raise SpecError(f"--set {dotted!r} is not a dotted key such as roles.worker.instances")
     node = doc
     for part in parents:
         child = node.get(part)
@@ -59,13 +63,31 @@ def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
     node[last] = value
 
 
+def parse_yaml(text: str, where: str) -> Any:
+    """YAML's safe subset; every way it can fail (python tags, a 5000-digit int, deep nesting) is a SpecError."""
+    try:
+        return yaml.safe_load(text)
+    except (yaml.YAMLError, ValueError, OverflowError, RecursionError) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise SpecError(f"{where}: not valid YAML: {first}") from None
+
+
+def read_conf_text(path: Path) -> str:
+    """The job file's text; a FIFO or device is refused, not read (reading one may block forever)."""
+    try:
+        if not path.is_file():
+            raise SpecError(f"--conf: {str(path)!r} is not a regular file; give a YAML job file")
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SpecError(f"--conf: {str(path)!r} is not UTF-8 text (byte {e.start}); save it as UTF-8") from None
+    except OSError as e:
+        raise SpecError(f"--conf: cannot read {str(path)!r}: {e.strerror or e}") from None
+
+
 def load_conf(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        raise SpecError(f"{path}: not valid YAML: {str(e).splitlines()[0]}") from None
+    doc = parse_yaml(read_conf_text(path), str(path))
     if doc is None:
         return {}
     if not isinstance(doc, dict):
@@ -74,17 +96,28 @@ def load_conf(path: Path | None) -> dict[str, Any]:
 
 
 def reworded(err: SpecError, flagged: dict[str, str]) -> SpecError:
-    """A SpecError about a key that a flag set names the flag; other keys get their flag as a hint."""
-    key, sep, rest = str(err).partition(": ")
+    """A SpecError about a key that a flag set names the flag; other keys get their flag as a hint.
+
+    The message is made one line: a key or path a user typed may hold a newline or escape code.
+    """
+    key, sep, rest = one_line(str(err)).partition(": ")
     if not sep:
-        return err
+        return SpecError(key)
     for k in (key, key.split("[")[0]):  # inputs[0].src -> inputs
         if k in flagged:
             return SpecError(f"{flagged[k]}: {rest}")
+    head, dot, tail = key.partition(".")
+    if dot and head in flagged:  # env.A -> --env A
+        return SpecError(f"{flagged[head]} {tail}: {rest}")
     for k in (key, key.split("[")[0]):
         if k in FLAG_KEYS:
             return SpecError(f"{key} ({FLAG_KEYS[k]}): {rest}")
-    return err
+    return SpecError(f"{key}: {rest}")
+
+
+def one_line(text: str) -> str:
+    """Control characters, line breaks and undecodable bytes written as escapes (as repr() would)."""
+    return "".join(ascii(c)[1:-1] if unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp") else c for c in text)
 
 
 def build_spec(conf: Path | None, given: dict[str, Any], sets: tuple[tuple[str, str], ...],
@@ -96,25 +129,43 @@ def build_spec(conf: Path | None, given: dict[str, Any], sets: tuple[tuple[str, 
     doc = load_conf(conf)
     for param, value in given.items():
         key = _PARAM_KEYS[param]
+        flag = FLAG_KEYS.get(key, f"--{param.replace('_', '-')}")
         if param in ("env",):
-            value = {**(doc.get("env") or {}), **dict(value)}
+            value = {**_from_file(doc, key, dict, flag), **dict(value)}
         elif param in _APPENDED:
             if param == "input":
                 value = [{"src": src, "dest": dest, "mode": input_mode} for src, dest in map(split_pair, value)]
-            value = [*(doc.get(key) or []), *value]
+            value = [*_from_file(doc, key, list, flag), *value]
         set_path(doc, key, value)
-        flagged[key] = FLAG_KEYS.get(key, f"--{param.replace('_', '-')}")
+        flagged[key] = flag
     for key, raw in sets:
-        set_path(doc, key, yaml.safe_load(raw) if raw else "")
+        set_path(doc, key, parse_yaml(raw, f"--set {key}") if raw else "")
         flagged.pop(key, None)
     if command:
         doc["command"] = list(command)
     roles = doc.setdefault("roles", {})
     if isinstance(roles, dict) and roles.get("worker") is None:
         roles["worker"] = {"instances": 1}  # --num-workers' default
-    first = (doc.get("command") or ["job"])[0]
-    doc.setdefault("name", f"tfyarn-{os.path.basename(str(first))}")
+    doc.setdefault("name", default_name(doc.get("command")))
     return JobSpec.from_dict(doc)
+
+
+def _from_file(doc: dict[str, Any], key: str, kind: type, flag: str) -> Any:
+    """What the job file has under ``key``, which a flag adds to: it must be a list (a mapping for env)."""
+    value = doc.get(key)
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        shape = "a mapping of NAME: value" if kind is dict else "a list"
+        raise SpecError(f"{key} ({flag}): expected {shape} in the job file, got {value!r}")
+    return value
+
+
+def default_name(command: Any) -> str:
+    """``tfyarn-<program>``; the command is checked later, so here it may still be anything."""
+    first = command[0] if isinstance(command, list) and command else "job"
+    name = re.sub(r"[^A-Za-z0-9._+-]", "", os.path.basename(first))[:64] if isinstance(first, str) else ""
+    return f"tfyarn-{name or 'job'}"
 
 
 def progress_line(state: str, doc: dict[str, Any] | None, total: int) -> str:
