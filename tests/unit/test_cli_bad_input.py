@@ -43,7 +43,7 @@ def dry(*args: str) -> tuple[int, str]:
 
 @pytest.mark.parametrize("args,text", [
     (["--set", "name=[1,"], "--set name: not valid YAML"),
-    (["--set", "name=!!python/object:os.system x"], "--set name="),
+    (["--set", "name=!!python/object:os.system x"], "--set name: not valid YAML"),
     (["--input", "hdfs://nn:99999/x"], "port"),
     (["--am-memory", "3000000g"], "'--am-memory': '3000000g' is above the maximum of 1073741824 MiB"),
     (["--input", "hdfs:///.."], "'..'"),
