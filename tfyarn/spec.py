@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import reprlib
 import unicodedata
 from dataclasses import asdict, dataclass, field, fields
 from decimal import Decimal
@@ -30,6 +31,10 @@ _MEMORY_RE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(?:ib|i|b)?\s*", r
 _UNIT_MB = {"k": Decimal(1) / 1024, "": Decimal(1), "m": Decimal(1), "g": Decimal(1024), "t": Decimal(1024**2)}
 _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,62}")  # role names: also YARN service names
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# The ResourceManager's defaults (yarn.resourcemanager.application.max-tags, max-tag.length);
+# tfyarn.plan adds two tags of its own.
+MAX_USER_TAGS = 10 - 2
+MAX_TAG_LENGTH = 100
 # Names tfyarn, skein or YARN set in a task's environment: a user value would be overwritten or
 # would break the task. The frameworks' variables are appmaster.runtimes's, the GPUs' appmaster.gpus's.
 _RESERVED_ENV_PREFIXES = ("TFYARN_", "SKEIN_")
@@ -47,28 +52,38 @@ _RESERVED_FILE_NAMES = frozenset({protocol.PYENV_DIR, protocol.CODE_DIR, "tmp", 
                                   "container_tokens", ".skein.crt", ".skein.pem"})
 
 
+_SHOW = reprlib.Repr()  # Python 3.11's takes no keyword arguments
+_SHOW.maxlevel, _SHOW.maxstring, _SHOW.maxother = 3, 120, 120
+_SHOW.maxlist = _SHOW.maxtuple = _SHOW.maxdict = _SHOW.maxset = _SHOW.maxfrozenset = 6
+
+
+def show(value: Any) -> str:
+    """repr() for messages, bounded: a YAML alias bomb must not become a billion-item error line."""
+    return _SHOW.repr(value)
+
+
 def parse_memory(value: str | int, what: str = "memory") -> int:
     """``"4g"`` -> 4096 (MiB). Plain numbers are MiB, as in YARN."""
     if isinstance(value, bool):
-        raise SpecError(f"{what}: {value!r} is not a memory size; use e.g. 512m or 4g")
+        raise SpecError(f"{what}: {show(value)} is not a memory size; use e.g. 512m or 4g")
     if isinstance(value, int):
         amount = Decimal(value)
     else:
-        m = _MEMORY_RE.fullmatch(str(value))
+        m = _MEMORY_RE.fullmatch(str(value)) if isinstance(value, (str, float)) else None
         if not m:
-            raise SpecError(f"{what}: {value!r} is not a memory size; use e.g. 512m or 4g")
+            raise SpecError(f"{what}: {show(value)} is not a memory size; use e.g. 512m or 4g")
         amount = Decimal(m.group(1)) * _UNIT_MB[m.group(2).lower()]  # exact: no float overflow
     if amount > MAX_MEMORY_MB:
-        raise SpecError(f"{what}: {value!r} is above the maximum of {MAX_MEMORY_MB} MiB (1024t) "
+        raise SpecError(f"{what}: {show(value)} is above the maximum of {MAX_MEMORY_MB} MiB (1024t) "
                         "that a YARN container request can carry")
     if amount < MIN_MEMORY_MB:
-        raise SpecError(f"{what}: {value!r} is below the minimum of {MIN_MEMORY_MB} MiB")
+        raise SpecError(f"{what}: {show(value)} is below the minimum of {MIN_MEMORY_MB} MiB")
     return int(amount)
 
 
 def _check_int(value: Any, what: str, minimum: int, maximum: int = INT32_MAX) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SpecError(f"{what}: {value!r} is not a whole number")
+        raise SpecError(f"{what}: {show(value)} is not a whole number")
     if value < minimum:
         raise SpecError(f"{what}: must be at least {minimum}, got {value}")
     if value > maximum:
@@ -78,7 +93,7 @@ def _check_int(value: Any, what: str, minimum: int, maximum: int = INT32_MAX) ->
 
 def _check_str(value: Any, what: str) -> str:
     if not isinstance(value, str):
-        raise SpecError(f"{what}: expected a string, got {value!r}")
+        raise SpecError(f"{what}: expected a string, got {show(value)}")
     return value
 
 
@@ -100,20 +115,20 @@ def _check_text(value: Any, what: str, multiline: bool = False) -> str:
     """A string with no character that could break a YARN request (a surrogate: bytes not UTF-8)."""
     c = _bad_char(_check_str(value, what), multiline)
     if c is not None:
-        kind = "bytes that are not UTF-8" if unicodedata.category(c) == "Cs" else f"the control character {c!r}"
-        raise SpecError(f"{what}: {value!r} holds {kind}; remove it")
+        kind = "bytes that are not UTF-8" if unicodedata.category(c) == "Cs" else f"the control character {show(c)}"
+        raise SpecError(f"{what}: {show(value)} holds {kind}; remove it")
     return value
 
 
 def _check_tuple(value: Any, what: str) -> tuple[Any, ...]:
     if not isinstance(value, (list, tuple)):
-        raise SpecError(f"{what}: expected a list, got {value!r}")
+        raise SpecError(f"{what}: expected a list, got {show(value)}")
     return tuple(value)
 
 
 def _role_where(name: Any) -> str:
     """``roles.worker``; a name that is no role name is quoted, so the message stays one line."""
-    return f"roles.{name}" if isinstance(name, str) and _NAME_RE.fullmatch(name) else f"roles.{name!r}"
+    return f"roles.{name}" if isinstance(name, str) and _NAME_RE.fullmatch(name) else f"roles.{show(name)}"
 
 
 def _list(values: dict[str, Any], key: str) -> list[Any]:
@@ -131,10 +146,10 @@ def _sub(cls: Any, data: Any, where: str) -> Any:
         else:  # LOCAL:REMOTE
             src, sep, dest = data.partition(":")
             if not sep:
-                raise SpecError(f"{where}: {data!r} is not LOCAL_DIR:URI, e.g. ./model:hdfs:///models/run1")
+                raise SpecError(f"{where}: {show(data)} is not LOCAL_DIR:URI, e.g. ./model:hdfs:///models/run1")
         data = {"src": src, "dest": dest}
     if not isinstance(data, dict):
-        raise SpecError(f"{where}: expected a mapping or SRC:DEST, got {data!r}")
+        raise SpecError(f"{where}: expected a mapping or SRC:DEST, got {show(data)}")
     _check_keys(data, cls, where)
     try:
         return cls(**data)
@@ -185,13 +200,13 @@ class RoleSpec:
         _check_int(self.vcores, f"{where}.vcores", 1)
         _check_int(self.gpus, f"{where}.gpus", 0)
         if self.restart_policy not in RESTART_POLICIES:
-            raise SpecError(f"{where}.restart_policy: {self.restart_policy!r} is not one of "
+            raise SpecError(f"{where}.restart_policy: {show(self.restart_policy)} is not one of "
                             f"{', '.join(RESTART_POLICIES)}")
         _check_int(self.max_restarts, f"{where}.max_restarts", 0)
         _check_int(self.restart_backoff_s, f"{where}.restart_backoff_s", 0)
         for code in self.permanent_exit_codes:
             if isinstance(code, bool) or not isinstance(code, int) or not 0 < code < 256:
-                raise SpecError(f"{where}.permanent_exit_codes: {code!r} is not an exit code (1-255)")
+                raise SpecError(f"{where}.permanent_exit_codes: {show(code)} is not an exit code (1-255)")
 
     @property
     def processes(self) -> int:
@@ -205,7 +220,7 @@ class RoleSpec:
             raise SpecError(f"{where}: expected a mapping, got {type(data).__name__}")
         if "name" in data and data["name"] != name:
             raise SpecError(f"{where}.name: a role's name is its key under roles; remove name: "
-                            f"{data['name']!r}, or rename the key")
+                            f"{show(data['name'])}, or rename the key")
         _check_keys({**data, "name": name}, cls, where)
         values = dict(data)
         if "memory_mb" in values:
@@ -219,7 +234,7 @@ class RoleSpec:
         try:
             values["permanent_exit_codes"] = tuple(int(c) if isinstance(c, str) else c for c in codes)
         except ValueError:
-            raise SpecError(f"roles.{name}.permanent_exit_codes: {codes!r} are not exit codes") from None
+            raise SpecError(f"roles.{name}.permanent_exit_codes: {show(codes)} are not exit codes") from None
         role = cls(name=name, **{k: v for k, v in values.items() if k != "name"})
         role.validate()
         return role
@@ -247,7 +262,7 @@ def _check_inside(path: Any, what: str, example: str) -> str:
     """A relative dir strictly inside the task's working dir (never the dir itself, never above it)."""
     _check_text(path, what)
     if os.path.isabs(path) or ".." in path.split("/") or os.path.normpath(path) == ".":
-        raise SpecError(f"{what}: {path!r} must be a relative path to a dir inside the container's "
+        raise SpecError(f"{what}: {show(path)} must be a relative path to a dir inside the container's "
                         f"working dir, e.g. {example}")
     return path
 
@@ -275,10 +290,10 @@ class InputSpec:
         if _check_str(self.dest, f"{where}.dest"):
             _check_inside(self.dest, f"{where}.dest", "./data")
         elif os.path.basename(self.src.rstrip("/")) in ("", ".", ".."):
-            raise SpecError(f"{where}.src: {self.src!r} has no base name to stage it under (inputs/<name>); "
+            raise SpecError(f"{where}.src: {show(self.src)} has no base name to stage it under (inputs/<name>); "
                             f"give URI:DIR, e.g. {self.src}:./data")
         if self.mode not in INPUT_MODES:
-            raise SpecError(f"{where}.mode: {self.mode!r} is not one of {', '.join(INPUT_MODES)}")
+            raise SpecError(f"{where}.mode: {show(self.mode)} is not one of {', '.join(INPUT_MODES)}")
 
 
 @dataclass(frozen=True)
@@ -295,10 +310,23 @@ class OutputSpec:
         _check_inside(self.src, f"{where}.src", "./model")
         parse_uri(_check_text(self.dest, f"{where}.dest"), f"{where}.dest")
         if self.task and not _TASK_RE.fullmatch(_check_str(self.task, f"{where}.task")):
-            raise SpecError(f"{where}.task: {self.task!r} is not ROLE:INDEX, e.g. chief:0")
+            raise SpecError(f"{where}.task: {show(self.task)} is not ROLE:INDEX, e.g. chief:0")
 
 
 _USER_RE = re.compile(r"[A-Za-z0-9_.@$-]+")
+
+
+def _check_tags(tags: Any) -> None:
+    """The ResourceManager refuses a submission whose tags are not ASCII, too long or too many."""
+    tags = _check_tuple(tags, "tags")
+    if len(tags) > MAX_USER_TAGS:
+        raise SpecError(f"tags: {len(tags)} tags given; YARN takes {MAX_USER_TAGS + 2} per job and tfyarn "
+                        f"sets 2, so at most {MAX_USER_TAGS}")
+    for i, tag in enumerate(tags):
+        _check_text(tag, f"tags[{i}]")
+        if not (tag.isascii() and tag.isprintable()) or len(tag) > MAX_TAG_LENGTH:
+            raise SpecError(f"tags[{i}]: {show(tag)} is not a YARN tag: printable ASCII, "
+                            f"at most {MAX_TAG_LENGTH} characters")
 
 
 def _check_env(env: Any) -> None:
@@ -308,16 +336,16 @@ def _check_env(env: Any) -> None:
     so quotes, ``$`` and newlines are plain data; only NUL cannot be in an environment.
     """
     if not isinstance(env, dict):
-        raise SpecError(f"env: expected a mapping of NAME: value, got {env!r}")
+        raise SpecError(f"env: expected a mapping of NAME: value, got {show(env)}")
     for k, v in env.items():
         if not isinstance(k, str) or not _ENV_NAME_RE.fullmatch(k):
-            raise SpecError(f"env: {k!r} is not a valid environment variable name "
+            raise SpecError(f"env: {show(k)} is not a valid environment variable name "
                             "(letters, digits and _, not starting with a digit)")
         if k in _RESERVED_ENV or k.startswith(_RESERVED_ENV_PREFIXES):
             raise SpecError(f"env: {k} is set by tfyarn, skein or YARN in every task; "
                             f"choose another name (none starting with {' or '.join(_RESERVED_ENV_PREFIXES)})")
         if not isinstance(v, str):
-            raise SpecError(f"env.{k}: values must be strings, got {v!r}; quote it")
+            raise SpecError(f"env.{k}: values must be strings, got {show(v)}; quote it")
         _check_text(v, f"env.{k}", multiline=True)
 
 
@@ -327,14 +355,14 @@ def _check_files(files: Any) -> None:
     for i, path in enumerate(_check_tuple(files, "files")):
         name = os.path.basename(_check_str(path, f"files[{i}]").rstrip("/"))
         if name in ("", ".", "..") or not _FILE_NAME_RE.fullmatch(name) or name in _RESERVED_FILE_NAMES:
-            raise SpecError(f"files: {path!r} would land in the container as {name!r}; rename it to use only "
+            raise SpecError(f"files: {show(path)} would land in the container as {show(name)}; rename it to use only "
                             "letters, digits, '.', '_', '+' and '-' (not first), at most 255 characters, "
                             f"and none of {', '.join(sorted(_RESERVED_FILE_NAMES))}")
         _check_text(path, f"files[{i}]")  # its dir, which YARN's request carries
         names.append(name)
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        raise SpecError(f"files: two files would land as {dupes[0]!r} in the container; rename one")
+        raise SpecError(f"files: two files would land as {show(dupes[0])} in the container; rename one")
 
 
 def _str_list(value: Any, what: str) -> tuple[str, ...]:
@@ -381,23 +409,23 @@ class JobSpec:
         """Raise SpecError naming the first field that is wrong; return self."""
         for key in ("name", "framework", "queue", "node_label", "python_env", "code"):
             _check_text(getattr(self, key), key)
-        for key in ("tags", "command"):
-            for i, text in enumerate(_check_tuple(getattr(self, key), key)):
-                _check_text(text, f"{key}[{i}]", multiline=key == "command")
+        for i, arg in enumerate(_check_tuple(self.command, "command")):
+            _check_text(arg, f"command[{i}]", multiline=True)
+        _check_tags(self.tags)
         if not isinstance(self.evaluator_may_fail, bool):
-            raise SpecError(f"evaluator_may_fail: expected true or false, got {self.evaluator_may_fail!r}")
+            raise SpecError(f"evaluator_may_fail: expected true or false, got {show(self.evaluator_may_fail)}")
         if not self.name.strip():
             raise SpecError("name: must not be empty")
         if self.framework not in FRAMEWORKS:
-            raise SpecError(f"framework: {self.framework!r} is not one of {', '.join(FRAMEWORKS)}")
+            raise SpecError(f"framework: {show(self.framework)} is not one of {', '.join(FRAMEWORKS)}")
         if self.python_env not in PYTHON_ENVS and not self.python_env.endswith((".tar.gz", ".tgz", ".zip")):
-            raise SpecError(f"python_env: {self.python_env!r} is not one of {', '.join(PYTHON_ENVS)}, "
+            raise SpecError(f"python_env: {show(self.python_env)} is not one of {', '.join(PYTHON_ENVS)}, "
                             "nor a .tar.gz/.tgz/.zip environment archive")
         if not self.roles:
             raise SpecError("roles: a job needs at least one role")
         for name, role in self.roles.items():
             if name != role.name:
-                raise SpecError(f"{_role_where(name)}: key and role name {role.name!r} differ")
+                raise SpecError(f"{_role_where(name)}: key and role name {show(role.name)} differ")
             role.validate()
         _FRAMEWORK_RULES[self.framework](self)
         if self.num_tasks < 1:
@@ -416,7 +444,7 @@ class JobSpec:
         _check_int(self.upload_threads, "upload_threads", 1)
         for key in ("overwrite", "tensorboard"):
             if not isinstance(getattr(self, key), bool):
-                raise SpecError(f"{key}: expected true or false, got {getattr(self, key)!r}")
+                raise SpecError(f"{key}: expected true or false, got {show(getattr(self, key))}")
         for i, inp in enumerate(self.inputs):
             inp.validate(f"inputs[{i}]")
         for i, out in enumerate(self.outputs):
@@ -430,7 +458,7 @@ class JobSpec:
         for key in ("view_acls", "modify_acls"):
             for user in _check_tuple(getattr(self, key), key):
                 if user != "*" and not (isinstance(user, str) and _USER_RE.fullmatch(user)):
-                    raise SpecError(f"{key}: {user!r} is not a user name (or *)")
+                    raise SpecError(f"{key}: {show(user)} is not a user name (or *)")
         return self
 
     @property

@@ -248,3 +248,25 @@ def test_build_spec_refuses_without_the_cli():
         build_spec(None, {}, (("name", "[1,"),), ("python",), {})
     with pytest.raises(SpecError, match="roles.worker.name"):
         build_spec(None, {}, (("roles.worker.name", "other"),), ("python",), {})
+
+
+def _alias_bomb(levels: int = 9) -> str:
+    """A YAML value of 10**levels items built from a few lines of aliases."""
+    parts = ["&a0 [x, x, x, x, x, x, x, x, x, x]"]
+    parts += [f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, levels)]
+    return "[" + ", ".join(parts) + "]"
+
+
+@pytest.mark.parametrize("use", ["roles: {worker: {instances: *a8}}", "name: *a8", "env: {A: *a8}",
+                                 "roles: {worker: {memory_mb: *a8}}", "roles: {worker: {permanent_exit_codes: *a8}}",
+                                 "queue: *a8"])
+def test_a_yaml_alias_bomb_is_refused_not_printed(tmp_path, use):
+    """The error names a bounded excerpt of the value; repr() of it all would run for hours."""
+    conf = tmp_path / "job.yaml"
+    conf.write_text(use.replace("*a8", _alias_bomb()) + "\n")  # the value holds the 10**9-item list
+    try:
+        res = tfyarn("submit", "--conf", str(conf), "--dry-run", "--", "python", timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("formatting the error took over 30 s")
+    one_error_line(res.returncode, res.stderr, "Error")
+    assert len(res.stderr) < 2000, res.stderr[:300]

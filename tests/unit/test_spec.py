@@ -201,3 +201,11 @@ def test_scheduler_limits_and_resource_types_are_named():
     no_gpu = SchedulerLimits.from_conf({"yarn.resource-types": ""})
     with pytest.raises(SpecError, match=r"roles.worker.gpus: this cluster defines no yarn.io/gpu resource"):
         check_limits(ok, no_gpu, 768)
+
+
+@pytest.mark.parametrize("tags,msg", [(("caf\u00e9",), "printable ASCII"), (("x" * 101,), "at most 100"),
+                                      (tuple(f"t{i}" for i in range(9)), "at most 8")])
+def test_tags_the_resourcemanager_would_refuse(tags, msg):
+    with pytest.raises(SpecError, match=msg):
+        job(tags=tags).validate()
+    job(tags=tags[:8] if len(tags) > 8 else ("x" * 100,)).validate()

@@ -19,7 +19,7 @@ import yaml
 
 from tfyarn.cli.params import EXIT_CODES, KEY_VALUE, MEMORY
 from tfyarn.errors import JobFailed, SpecError
-from tfyarn.spec import FRAMEWORKS, INPUT_MODES, RESTART_POLICIES, JobSpec, split_pair
+from tfyarn.spec import FRAMEWORKS, INPUT_MODES, RESTART_POLICIES, JobSpec, show, split_pair
 
 ROLES = ("chief", "worker", "ps", "evaluator")
 
@@ -157,7 +157,7 @@ def _from_file(doc: dict[str, Any], key: str, kind: type, flag: str) -> Any:
         return kind()
     if not isinstance(value, kind):
         shape = "a mapping of NAME: value" if kind is dict else "a list"
-        raise SpecError(f"{key} ({flag}): expected {shape} in the job file, got {value!r}")
+        raise SpecError(f"{key} ({flag}): expected {shape} in the job file, got {show(value)}")
     return value
 
 
