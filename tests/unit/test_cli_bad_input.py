@@ -270,3 +270,20 @@ def test_a_yaml_alias_bomb_is_refused_not_printed(tmp_path, use):
         pytest.fail("formatting the error took over 30 s")
     one_error_line(res.returncode, res.stderr, "Error")
     assert len(res.stderr) < 2000, res.stderr[:300]
+
+
+def test_unreadable_conf_is_one_line(tmp_path, monkeypatch):
+    """As root every file is readable, so the refusal is simulated where the file is read."""
+    from pathlib import Path
+
+    from tfyarn.cli.submit_cmd import load_conf
+
+    conf = tmp_path / "job.yaml"
+    conf.write_text("name: j\n")
+
+    def denied(self: Path) -> bytes:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    with pytest.raises(SpecError, match=r"--conf: cannot read '.*job.yaml': Permission denied"):
+        load_conf(conf)
