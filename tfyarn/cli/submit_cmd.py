@@ -67,6 +67,10 @@ def parse_yaml(text: str, where: str) -> Any:
     """YAML's safe subset; every way it can fail (python tags, a 5000-digit int, deep nesting) is a SpecError."""
     try:
         return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as e:  # its first line is the context ("while parsing ..."), not the problem
+        mark = e.problem_mark
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise SpecError(f"{where}: not valid YAML: {e.problem or e.context}{at}") from None
     except (yaml.YAMLError, ValueError, OverflowError, RecursionError) as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise SpecError(f"{where}: not valid YAML: {first}") from None
