@@ -74,7 +74,7 @@ def test_status_page_in_chromium_through_the_yarn_proxy(cluster, yarn_apps):
     from selenium.webdriver.common.by import By
 
     env = {**os.environ, "TFYARN": " ".join(TFYARN),
-           "TFYARN_SUBMIT_FLAGS": f"--tensorboard --env TFYARN_TEST_TOKEN={SECRET}"}
+           "TFYARN_SUBMIT_FLAGS": f"--tensorboard --env TEST_TOKEN={SECRET}"}
     proc = subprocess.Popen(["bash", str(EXAMPLES / "tensorflow/ps_strategy/submit.sh"), "--epochs", "100000",
                              "--model-dir", "/tmp/tfyarn-page-test"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
