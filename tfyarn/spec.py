@@ -9,133 +9,38 @@ from __future__ import annotations
 
 import os
 import re
-import reprlib
-import unicodedata
 from dataclasses import asdict, dataclass, field, fields
-from decimal import Decimal
 from typing import Any
 
-from tfyarn import protocol
 from tfyarn.errors import SpecError
+from tfyarn.fields import (
+    MAX_MEMORY_MB,
+    MIN_MEMORY_MB,
+    check_env,
+    check_files,
+    check_int,
+    check_keys,
+    check_str,
+    check_tags,
+    check_text,
+    check_tuple,
+    list_of,
+    parse_memory,
+    show,
+    str_list,
+)
+
+__all__ = ["JobSpec", "RoleSpec", "InputSpec", "OutputSpec", "parse_memory", "show", "split_pair"]
 
 FRAMEWORKS = ("none", "tensorflow", "pytorch")
 RESTART_POLICIES = ("never", "on-failure", "all")  # see RoleSpec.restart_policy
 PYTHON_ENVS = ("local", "packed")  # see tfyarn.plan.PlanContext and tfyarn.pyenv
-MIN_MEMORY_MB = 128
-# skein's protobuf (and YARN's Resource) carry memory, vcores and counts as int32: a larger
-# number passes the client and fails in the AM. Memory stops at 1 PiB, leaving the AM's
-# TensorBoard share (tfyarn.plan) room below int32.
-INT32_MAX = 2**31 - 1
-MAX_MEMORY_MB = 2**30
-_MEMORY_RE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgt]?)(?:ib|i|b)?\s*", re.IGNORECASE)
-_UNIT_MB = {"k": Decimal(1) / 1024, "": Decimal(1), "m": Decimal(1), "g": Decimal(1024), "t": Decimal(1024**2)}
 _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,62}")  # role names: also YARN service names
-_ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# The ResourceManager's defaults (yarn.resourcemanager.application.max-tags, max-tag.length);
-# tfyarn.plan adds two tags of its own.
-MAX_USER_TAGS = 10 - 2
-MAX_TAG_LENGTH = 100
-# Names tfyarn, skein or YARN set in a task's environment: a user value would be overwritten or
-# would break the task. The frameworks' variables are appmaster.runtimes's, the GPUs' appmaster.gpus's.
-_RESERVED_ENV_PREFIXES = ("TFYARN_", "SKEIN_")
-_RESERVED_ENV = frozenset({
-    protocol.ENV_SKEIN_CONTAINER_ID, protocol.ENV_SKEIN_APP_ID, protocol.ENV_SKEIN_VCORES,
-    "CONTAINER_ID", "NM_HOST", "NM_PORT", "NM_HTTP_PORT", "LOCAL_DIRS", "LOG_DIRS", "LOCAL_USER_DIRS",
-    "HADOOP_TOKEN_FILE_LOCATION", "JVM_PID", "APPLICATION_WEB_PROXY_BASE",
-    "TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
-    "GROUP_RANK", "NODE_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
-})
-# Shipped files land in the task's dir under their base name, which Hadoop writes unquoted into
-# the launch script (ln -sf -- "src" "name"): only names no shell reads specially.
-_FILE_NAME_RE = re.compile(r"[A-Za-z0-9._+][A-Za-z0-9._+-]{0,254}")
-_RESERVED_FILE_NAMES = frozenset({protocol.PYENV_DIR, protocol.CODE_DIR, "tmp", "launch_container.sh",
-                                  "container_tokens", ".skein.crt", ".skein.pem"})
-
-
-_SHOW = reprlib.Repr()  # Python 3.11's takes no keyword arguments
-_SHOW.maxlevel, _SHOW.maxstring, _SHOW.maxother = 3, 120, 120
-_SHOW.maxlist = _SHOW.maxtuple = _SHOW.maxdict = _SHOW.maxset = _SHOW.maxfrozenset = 6
-
-
-def show(value: Any) -> str:
-    """repr() for messages, bounded: a YAML alias bomb must not become a billion-item error line."""
-    return _SHOW.repr(value)
-
-
-def parse_memory(value: str | int, what: str = "memory") -> int:
-    """``"4g"`` -> 4096 (MiB). Plain numbers are MiB, as in YARN."""
-    if isinstance(value, bool):
-        raise SpecError(f"{what}: {show(value)} is not a memory size; use e.g. 512m or 4g")
-    if isinstance(value, int):
-        amount = Decimal(value)
-    else:
-        m = _MEMORY_RE.fullmatch(str(value)) if isinstance(value, (str, float)) else None
-        if not m:
-            raise SpecError(f"{what}: {show(value)} is not a memory size; use e.g. 512m or 4g")
-        amount = Decimal(m.group(1)) * _UNIT_MB[m.group(2).lower()]  # exact: no float overflow
-    if amount > MAX_MEMORY_MB:
-        raise SpecError(f"{what}: {show(value)} is above the maximum of {MAX_MEMORY_MB} MiB (1024t) "
-                        "that a YARN container request can carry")
-    if amount < MIN_MEMORY_MB:
-        raise SpecError(f"{what}: {show(value)} is below the minimum of {MIN_MEMORY_MB} MiB")
-    return int(amount)
-
-
-def _check_int(value: Any, what: str, minimum: int, maximum: int = INT32_MAX) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SpecError(f"{what}: {show(value)} is not a whole number")
-    if value < minimum:
-        raise SpecError(f"{what}: must be at least {minimum}, got {value}")
-    if value > maximum:
-        raise SpecError(f"{what}: must be at most {maximum} (what YARN's requests carry), got {value}")
-    return value
-
-
-def _check_str(value: Any, what: str) -> str:
-    if not isinstance(value, str):
-        raise SpecError(f"{what}: expected a string, got {show(value)}")
-    return value
-
-
-def _bad_char(text: str, multiline: bool = False) -> str | None:
-    """The first character YARN cannot carry safely: controls, line breaks, unpaired surrogates.
-
-    ``multiline`` text (arguments, env values: never in a YARN request or script) may hold
-    tabs and line breaks, but never NUL, which no argv or environment can hold.
-    """
-    for c in text:
-        if multiline and c in "\t\n\r":
-            continue
-        if c == "\0" or unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp"):
-            return c
-    return None
-
-
-def _check_text(value: Any, what: str, multiline: bool = False) -> str:
-    """A string with no character that could break a YARN request (a surrogate: bytes not UTF-8)."""
-    c = _bad_char(_check_str(value, what), multiline)
-    if c is not None:
-        kind = "bytes that are not UTF-8" if unicodedata.category(c) == "Cs" else f"the control character {show(c)}"
-        raise SpecError(f"{what}: {show(value)} holds {kind}; remove it")
-    return value
-
-
-def _check_tuple(value: Any, what: str) -> tuple[Any, ...]:
-    if not isinstance(value, (list, tuple)):
-        raise SpecError(f"{what}: expected a list, got {show(value)}")
-    return tuple(value)
 
 
 def _role_where(name: Any) -> str:
     """``roles.worker``; a name that is no role name is quoted, so the message stays one line."""
     return f"roles.{name}" if isinstance(name, str) and _NAME_RE.fullmatch(name) else f"roles.{show(name)}"
-
-
-def _list(values: dict[str, Any], key: str) -> list[Any]:
-    value = values.get(key) or []
-    if not isinstance(value, (list, tuple)):
-        raise SpecError(f"{key}: expected a list")
-    return list(value)
 
 
 def _sub(cls: Any, data: Any, where: str) -> Any:
@@ -150,19 +55,12 @@ def _sub(cls: Any, data: Any, where: str) -> Any:
         data = {"src": src, "dest": dest}
     if not isinstance(data, dict):
         raise SpecError(f"{where}: expected a mapping or SRC:DEST, got {show(data)}")
-    _check_keys(data, cls, where)
+    check_keys(data, cls, where)
     try:
         return cls(**data)
     except TypeError:
         missing = [f.name for f in fields(cls) if f.name not in data]
         raise SpecError(f"{where}: missing key(s) {', '.join(missing)}") from None
-
-
-def _check_keys(data: dict[str, Any], cls: type, where: str) -> None:
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(str(k) for k in set(data) - known)  # YAML keys may be numbers, null ...
-    if unknown:
-        raise SpecError(f"{where}: unknown key(s) {', '.join(unknown)}; known keys: {', '.join(sorted(known))}")
 
 
 @dataclass(frozen=True)
@@ -191,19 +89,19 @@ class RoleSpec:
         where = _role_where(self.name)
         if not isinstance(self.name, str) or not _NAME_RE.fullmatch(self.name):
             raise SpecError(f"{where}: role names start with a letter and use up to 63 letters, digits, _ and -")
-        _check_int(self.instances, f"{where}.instances", 0)
-        _check_int(self.nproc_per_node, f"{where}.nproc_per_node", 0)
-        _check_text(self.node_label, f"{where}.node_label")
-        for i, arg in enumerate(_check_tuple(self.command, f"{where}.command")):
-            _check_text(arg, f"{where}.command[{i}]", multiline=True)
-        _check_int(self.memory_mb, f"{where}.memory_mb", MIN_MEMORY_MB, MAX_MEMORY_MB)
-        _check_int(self.vcores, f"{where}.vcores", 1)
-        _check_int(self.gpus, f"{where}.gpus", 0)
+        check_int(self.instances, f"{where}.instances", 0)
+        check_int(self.nproc_per_node, f"{where}.nproc_per_node", 0)
+        check_text(self.node_label, f"{where}.node_label")
+        for i, arg in enumerate(check_tuple(self.command, f"{where}.command")):
+            check_text(arg, f"{where}.command[{i}]", multiline=True)
+        check_int(self.memory_mb, f"{where}.memory_mb", MIN_MEMORY_MB, MAX_MEMORY_MB)
+        check_int(self.vcores, f"{where}.vcores", 1)
+        check_int(self.gpus, f"{where}.gpus", 0)
         if self.restart_policy not in RESTART_POLICIES:
             raise SpecError(f"{where}.restart_policy: {show(self.restart_policy)} is not one of "
                             f"{', '.join(RESTART_POLICIES)}")
-        _check_int(self.max_restarts, f"{where}.max_restarts", 0)
-        _check_int(self.restart_backoff_s, f"{where}.restart_backoff_s", 0)
+        check_int(self.max_restarts, f"{where}.max_restarts", 0)
+        check_int(self.restart_backoff_s, f"{where}.restart_backoff_s", 0)
         for code in self.permanent_exit_codes:
             if isinstance(code, bool) or not isinstance(code, int) or not 0 < code < 256:
                 raise SpecError(f"{where}.permanent_exit_codes: {show(code)} is not an exit code (1-255)")
@@ -221,11 +119,11 @@ class RoleSpec:
         if "name" in data and data["name"] != name:
             raise SpecError(f"{where}.name: a role's name is its key under roles; remove name: "
                             f"{show(data['name'])}, or rename the key")
-        _check_keys({**data, "name": name}, cls, where)
+        check_keys({**data, "name": name}, cls, where)
         values = dict(data)
         if "memory_mb" in values:
             values["memory_mb"] = parse_memory(values["memory_mb"], f"roles.{name}.memory_mb")
-        values["command"] = _str_list(values.get("command", ()), f"roles.{name}.command")
+        values["command"] = str_list(values.get("command", ()), f"roles.{name}.command")
         codes = values.get("permanent_exit_codes", ()) or ()
         if isinstance(codes, (int, str)) and not isinstance(codes, bool):
             codes = [codes]
@@ -260,7 +158,7 @@ def split_pair(text: str) -> tuple[str, str]:
 
 def _check_inside(path: Any, what: str, example: str) -> str:
     """A relative dir strictly inside the task's working dir (never the dir itself, never above it)."""
-    _check_text(path, what)
+    check_text(path, what)
     if os.path.isabs(path) or ".." in path.split("/") or os.path.normpath(path) == ".":
         raise SpecError(f"{what}: {show(path)} must be a relative path to a dir inside the container's "
                         f"working dir, e.g. {example}")
@@ -286,8 +184,8 @@ class InputSpec:
     def validate(self, where: str) -> None:
         from tfyarn.storage.uri import parse_uri  # pure parsing; no filesystem is touched
 
-        parse_uri(_check_text(self.src, f"{where}.src"), f"{where}.src")
-        if _check_str(self.dest, f"{where}.dest"):
+        parse_uri(check_text(self.src, f"{where}.src"), f"{where}.src")
+        if check_str(self.dest, f"{where}.dest"):
             _check_inside(self.dest, f"{where}.dest", "./data")
         elif os.path.basename(self.src.rstrip("/")) in ("", ".", ".."):
             raise SpecError(f"{where}.src: {show(self.src)} has no base name to stage it under (inputs/<name>); "
@@ -308,71 +206,12 @@ class OutputSpec:
         from tfyarn.storage.uri import parse_uri
 
         _check_inside(self.src, f"{where}.src", "./model")
-        parse_uri(_check_text(self.dest, f"{where}.dest"), f"{where}.dest")
-        if self.task and not _TASK_RE.fullmatch(_check_str(self.task, f"{where}.task")):
+        parse_uri(check_text(self.dest, f"{where}.dest"), f"{where}.dest")
+        if self.task and not _TASK_RE.fullmatch(check_str(self.task, f"{where}.task")):
             raise SpecError(f"{where}.task: {show(self.task)} is not ROLE:INDEX, e.g. chief:0")
 
 
 _USER_RE = re.compile(r"[A-Za-z0-9_.@$-]+")
-
-
-def _check_tags(tags: Any) -> None:
-    """The ResourceManager refuses a submission whose tags are not ASCII, too long or too many."""
-    tags = _check_tuple(tags, "tags")
-    if len(tags) > MAX_USER_TAGS:
-        raise SpecError(f"tags: {len(tags)} tags given; YARN takes {MAX_USER_TAGS + 2} per job and tfyarn "
-                        f"sets 2, so at most {MAX_USER_TAGS}")
-    for i, tag in enumerate(tags):
-        _check_text(tag, f"tags[{i}]")
-        if not (tag.isascii() and tag.isprintable()) or len(tag) > MAX_TAG_LENGTH:
-            raise SpecError(f"tags[{i}]: {show(tag)} is not a YARN tag: printable ASCII, "
-                            f"at most {MAX_TAG_LENGTH} characters")
-
-
-def _check_env(env: Any) -> None:
-    """Names a shell and the executor accept and tfyarn does not set itself; values any text.
-
-    Values travel encoded inside the job spec and the executor sets them on the user process,
-    so quotes, ``$`` and newlines are plain data; only NUL cannot be in an environment.
-    """
-    if not isinstance(env, dict):
-        raise SpecError(f"env: expected a mapping of NAME: value, got {show(env)}")
-    for k, v in env.items():
-        if not isinstance(k, str) or not _ENV_NAME_RE.fullmatch(k):
-            raise SpecError(f"env: {show(k)} is not a valid environment variable name "
-                            "(letters, digits and _, not starting with a digit)")
-        if k in _RESERVED_ENV or k.startswith(_RESERVED_ENV_PREFIXES):
-            raise SpecError(f"env: {k} is set by tfyarn, skein or YARN in every task; "
-                            f"choose another name (none starting with {' or '.join(_RESERVED_ENV_PREFIXES)})")
-        if not isinstance(v, str):
-            raise SpecError(f"env.{k}: values must be strings, got {show(v)}; quote it")
-        _check_text(v, f"env.{k}", multiline=True)
-
-
-def _check_files(files: Any) -> None:
-    """Each shipped file lands by its base name, which must be safe and unique (see _FILE_NAME_RE)."""
-    names = []
-    for i, path in enumerate(_check_tuple(files, "files")):
-        name = os.path.basename(_check_str(path, f"files[{i}]").rstrip("/"))
-        if name in ("", ".", "..") or not _FILE_NAME_RE.fullmatch(name) or name in _RESERVED_FILE_NAMES:
-            raise SpecError(f"files: {show(path)} would land in the container as {show(name)}; rename it to use only "
-                            "letters, digits, '.', '_', '+' and '-' (not first), at most 255 characters, "
-                            f"and none of {', '.join(sorted(_RESERVED_FILE_NAMES))}")
-        _check_text(path, f"files[{i}]")  # its dir, which YARN's request carries
-        names.append(name)
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise SpecError(f"files: two files would land as {show(dupes[0])} in the container; rename one")
-
-
-def _str_list(value: Any, what: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        if what.endswith("command"):
-            raise SpecError(f"{what}: give the command as a list of arguments, not one string")
-        raise SpecError(f"{what}: expected a list of strings, got one string")
-    if not isinstance(value, (list, tuple)) or not all(isinstance(a, str) for a in value):
-        raise SpecError(f"{what}: expected a list of strings")
-    return tuple(value)
 
 
 @dataclass(frozen=True)
@@ -408,10 +247,10 @@ class JobSpec:
     def validate(self) -> JobSpec:
         """Raise SpecError naming the first field that is wrong; return self."""
         for key in ("name", "framework", "queue", "node_label", "python_env", "code"):
-            _check_text(getattr(self, key), key)
-        for i, arg in enumerate(_check_tuple(self.command, "command")):
-            _check_text(arg, f"command[{i}]", multiline=True)
-        _check_tags(self.tags)
+            check_text(getattr(self, key), key)
+        for i, arg in enumerate(check_tuple(self.command, "command")):
+            check_text(arg, f"command[{i}]", multiline=True)
+        check_tags(self.tags)
         if not isinstance(self.evaluator_may_fail, bool):
             raise SpecError(f"evaluator_may_fail: expected true or false, got {show(self.evaluator_may_fail)}")
         if not self.name.strip():
@@ -434,14 +273,14 @@ class JobSpec:
             if self.roles[name].instances and not self.command_for(name):
                 raise SpecError("command: no command given; put it after `--`, e.g. "
                                 "tfyarn submit --num-workers 2 -- python train.py")
-        _check_env(self.env)
-        _check_files(self.files)
-        _check_int(self.am_memory_mb, "am_memory_mb", MIN_MEMORY_MB, MAX_MEMORY_MB)
-        _check_int(self.download_threads, "download_threads", 1)
-        _check_int(self.save_every, "save_every", 0)
+        check_env(self.env)
+        check_files(self.files)
+        check_int(self.am_memory_mb, "am_memory_mb", MIN_MEMORY_MB, MAX_MEMORY_MB)
+        check_int(self.download_threads, "download_threads", 1)
+        check_int(self.save_every, "save_every", 0)
         if self.save_every and not self.outputs:
             raise SpecError("save_every: snapshots need an output (--output DIR:URI)")
-        _check_int(self.upload_threads, "upload_threads", 1)
+        check_int(self.upload_threads, "upload_threads", 1)
         for key in ("overwrite", "tensorboard"):
             if not isinstance(getattr(self, key), bool):
                 raise SpecError(f"{key}: expected true or false, got {show(getattr(self, key))}")
@@ -452,11 +291,11 @@ class JobSpec:
             role, _, index = self.output_task(out).partition(":")  # index: at most 9 digits
             if self.count(role) <= int(index):
                 raise SpecError(f"outputs[{i}].task: the job has no task {self.output_task(out)}")
-        _check_int(self.max_attempts, "max_attempts", 1)
-        _check_int(self.allocation_timeout_s, "allocation_timeout_s", 1)
-        _check_int(self.registration_timeout_s, "registration_timeout_s", 1)
+        check_int(self.max_attempts, "max_attempts", 1)
+        check_int(self.allocation_timeout_s, "allocation_timeout_s", 1)
+        check_int(self.registration_timeout_s, "registration_timeout_s", 1)
         for key in ("view_acls", "modify_acls"):
-            for user in _check_tuple(getattr(self, key), key):
+            for user in check_tuple(getattr(self, key), key):
                 if user != "*" and not (isinstance(user, str) and _USER_RE.fullmatch(user)):
                     raise SpecError(f"{key}: {show(user)} is not a user name (or *)")
         return self
@@ -516,20 +355,20 @@ class JobSpec:
     def from_dict(cls, data: dict[str, Any]) -> JobSpec:
         if not isinstance(data, dict):
             raise SpecError(f"job spec: expected a mapping, got {type(data).__name__}")
-        _check_keys(data, cls, "job spec")
+        check_keys(data, cls, "job spec")
         values = dict(data)
         roles = values.pop("roles", {}) or {}
         if not isinstance(roles, dict):
             raise SpecError("roles: expected a mapping of role name to role settings")
         values["roles"] = {n: RoleSpec.from_dict(n, {} if r is None else r) for n, r in roles.items()}
-        values["command"] = _str_list(values.get("command", ()), "command")
-        values["tags"] = _str_list(values.get("tags", ()), "tags")
-        values["files"] = _str_list(values.get("files", ()), "files")
+        values["command"] = str_list(values.get("command", ()), "command")
+        values["tags"] = str_list(values.get("tags", ()), "tags")
+        values["files"] = str_list(values.get("files", ()), "files")
         for key in ("view_acls", "modify_acls"):
-            values[key] = _str_list(values.get(key, ()), key)
-        values["inputs"] = tuple(_sub(InputSpec, x, f"inputs[{i}]") for i, x in enumerate(_list(values, "inputs")))
+            values[key] = str_list(values.get(key, ()), key)
+        values["inputs"] = tuple(_sub(InputSpec, x, f"inputs[{i}]") for i, x in enumerate(list_of(values, "inputs")))
         values["outputs"] = tuple(_sub(OutputSpec, x, f"outputs[{i}]")
-                                  for i, x in enumerate(_list(values, "outputs")))
+                                  for i, x in enumerate(list_of(values, "outputs")))
         if "am_memory_mb" in values:
             values["am_memory_mb"] = parse_memory(values["am_memory_mb"], "am_memory_mb")
         env = values.get("env", {}) or {}
