@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 TFYARN := $(PY) -m tfyarn
 
-.PHONY: demo test unit integration bench up down venv browser clean
+.PHONY: demo test unit integration lint bench up down venv browser clean
 
 # Everything from nothing to a SUCCEEDED distributed training job on the local cluster:
 # TF2 ParameterServerStrategy, 1 chief + 2 workers + 1 ps (examples/tensorflow/ps_strategy).
@@ -13,9 +13,14 @@ demo: up
 	TFYARN="$(TFYARN)" bash examples/tensorflow/ps_strategy/submit.sh --model-dir $(DEMO_MODEL)
 	@echo "Model (checkpoint + SavedModel): $(DEMO_MODEL)"
 
-# The whole test suite (unit + integration on the real local cluster). CI runs this.
-test: up browser
+# The whole test suite (lint and types, unit + integration on the real local cluster). CI runs this.
+test: lint up browser
 	$(PY) -m pytest tests -ra
+
+# ruff and mypy over tfyarn/ and appmaster/ (settings in pyproject.toml).
+lint: $(VENV)/.installed
+	$(PY) -m ruff check tfyarn appmaster
+	$(PY) -m mypy
 
 unit: $(VENV)/.installed
 	$(PY) -m pytest tests/unit -ra

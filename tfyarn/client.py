@@ -21,8 +21,17 @@ from typing import Any
 import skein
 
 from tfyarn import hadoop_env, protocol
-from tfyarn.admission import (NodeCapacity, SchedulerLimits, Unreadable, check_fits, check_limits, check_queue,
-                               parse_conf, parse_nodes, parse_queues)
+from tfyarn.admission import (
+    NodeCapacity,
+    SchedulerLimits,
+    Unreadable,
+    check_fits,
+    check_limits,
+    check_queue,
+    parse_conf,
+    parse_nodes,
+    parse_queues,
+)
 from tfyarn.errors import TfyarnError, UnreachableError
 from tfyarn.plan import TAG, TENSORBOARD_AM_MEMORY_MB, PlanContext, plan
 from tfyarn.rest import FetchError, fetch, fetch_json, get

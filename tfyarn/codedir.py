@@ -278,7 +278,7 @@ def _add(tar: tarfile.TarFile, f: CodeFile) -> None:
         info.mtime = int(os.fstat(src.fileno()).st_mtime)
         reader = _Hashing(src)
         try:
-            tar.addfile(info, reader)  # type: ignore[arg-type]
+            tar.addfile(info, reader)
         except OSError:
             reader.h.update(b"\0")  # shorter than scanned: reported as changed below
         if reader.h.digest() != f.digest:

@@ -48,7 +48,7 @@ class PackedEnv:
 
 def _editable(dist: metadata.Distribution) -> bool:
     text = dist.read_text("direct_url.json")
-    return bool(text) and bool(json.loads(text).get("dir_info", {}).get("editable"))
+    return bool(text) and bool(json.loads(text or "{}").get("dir_info", {}).get("editable"))
 
 
 def _site_dirs() -> list[str]:

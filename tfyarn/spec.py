@@ -288,8 +288,8 @@ class JobSpec:
             inp.validate(f"inputs[{i}]")
         for i, out in enumerate(self.outputs):
             out.validate(f"outputs[{i}]")
-            role, _, index = self.output_task(out).partition(":")  # index: at most 9 digits
-            if self.count(role) <= int(index):
+            out_role, _, index = self.output_task(out).partition(":")  # index: at most 9 digits
+            if self.count(out_role) <= int(index):
                 raise SpecError(f"outputs[{i}].task: the job has no task {self.output_task(out)}")
         check_int(self.max_attempts, "max_attempts", 1)
         check_int(self.allocation_timeout_s, "allocation_timeout_s", 1)

@@ -9,8 +9,8 @@ import click
 
 from tfyarn.cluster import ClusterLayout, ClusterOptions, ClusterStatus, LocalCluster
 from tfyarn.cluster.layout import default_cluster_dir
-from tfyarn.spec import parse_memory
 from tfyarn.errors import SpecError
+from tfyarn.spec import parse_memory
 
 
 def _progress(msg: str) -> None:

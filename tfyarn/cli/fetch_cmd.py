@@ -228,7 +228,7 @@ def fetch(source: str, dest: str | None, list_only: bool, threads: int) -> None:
         raise click.UsageError("missing DEST (or pass --list)")
     uris = _sources(source)
     targets = [local_target(dest, sub) for sub in unique_subdirs(uris)] if dest is not None else [""] * len(uris)
-    for uri, target in zip(uris, targets):
+    for uri, target in zip(uris, targets, strict=True):
         src = locate(parse_uri(uri, "SOURCE"))
         files = list_files(src)
         total = sum(f.size for f in files)
@@ -241,7 +241,7 @@ def fetch(source: str, dest: str | None, list_only: bool, threads: int) -> None:
                                show_pos=False, show_percent=True) as bar:
             last = [0]
 
-            def advance(done: int, _total: int) -> None:
+            def advance(done: int, _total: int, last: list[int] = last) -> None:
                 bar.update(done - last[0])
                 last[0] = done
 

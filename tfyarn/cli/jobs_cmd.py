@@ -12,6 +12,7 @@ import click
 from tfyarn import protocol
 from tfyarn.status import is_app_id
 
+
 def _check(app_id: str) -> str:
     if not is_app_id(app_id):
         raise click.BadParameter(f"{app_id!r} is not a YARN application id (application_<ts>_<n>)",

@@ -43,10 +43,10 @@ class LazyGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl([(n, h) for n, (_, _, h) in _COMMANDS.items()])
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.pop("standalone_mode", None)  # errors are always handled here
         try:
-            rv = super().main(*args, standalone_mode=False, **kwargs)
+            rv = super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[call-overload]
             # Without standalone mode click returns ctx.exit()'s code instead of exiting.
             sys.exit(rv if isinstance(rv, int) else 0)
         except click.exceptions.Exit as e:

@@ -161,7 +161,8 @@ def fake_nvidia_smi(gpus: int) -> str:
     )
     xml = (f'<?xml version="1.0" ?><nvidia_smi_log><driver_version>0.0-tfyarn</driver_version>'
            f"<attached_gpus>{gpus}</attached_gpus>{devices}</nvidia_smi_log>")
-    return f"#!/bin/sh\n# Written by `tfyarn cluster up`: {gpus} pretend GPUs for YARN's GPU discovery.\ncat <<'XML'\n{xml}\nXML\n"
+    head = f"#!/bin/sh\n# Written by `tfyarn cluster up`: {gpus} pretend GPUs for YARN's GPU discovery.\n"
+    return f"{head}cat <<'XML'\n{xml}\nXML\n"
 
 
 def capacity_scheduler() -> dict[str, str]:

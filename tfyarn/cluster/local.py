@@ -164,17 +164,17 @@ class LocalCluster:
         return stopped
 
     def status(self) -> ClusterStatus:
-        l = self.layout
-        webs = {"namenode": l.nn_web, "datanode": f"http://127.0.0.1:{l.ports.datanode_http}",
-                "resourcemanager": l.rm_web, "nodemanager": l.nm_web}
-        st = ClusterStatus(root=str(l.root))
+        lay = self.layout
+        webs = {"namenode": lay.nn_web, "datanode": f"http://127.0.0.1:{lay.ports.datanode_http}",
+                "resourcemanager": lay.rm_web, "nodemanager": lay.nm_web}
+        st = ClusterStatus(root=str(lay.root))
         for d in daemons.DAEMONS:
-            pid = daemons.running_pid(l, d)
+            pid = daemons.running_pid(lay, d)
             st.daemons.append(DaemonState(d.name, pid, webs[d.name] if pid else None))
-        if daemons.running_pid(l, daemons.NAMENODE):
+        if daemons.running_pid(lay, daemons.NAMENODE):
             st.hdfs_safemode = self._safemode()
             st.live_datanodes = (self._nn_info() or {}).get("NumLiveDataNodes")
-        if daemons.running_pid(l, daemons.RESOURCEMANAGER):
+        if daemons.running_pid(lay, daemons.RESOURCEMANAGER):
             nodes = self._nodes() or []
             running = [n for n in nodes if n.get("state") == "RUNNING"]
             st.running_nodemanagers = len(running)
@@ -183,11 +183,11 @@ class LocalCluster:
 
     def env_lines(self) -> list[str]:
         """The ``export`` lines a shell needs to use this cluster; a shell ``eval``s them, so paths are quoted."""
-        l = self.layout
+        lay = self.layout
         return [
             f"export JAVA_HOME={shlex.quote(str(java_home()))}",
-            f"export HADOOP_CONF_DIR={shlex.quote(str(l.conf_dir))}",
-            f'export PATH={shlex.quote(str(l.bin_dir))}:"$PATH"',
+            f"export HADOOP_CONF_DIR={shlex.quote(str(lay.conf_dir))}",
+            f'export PATH={shlex.quote(str(lay.bin_dir))}:"$PATH"',
         ]
 
 

@@ -14,8 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the same names, for type checkers
     from tfyarn.storage.fs import Location, locate
-    from tfyarn.storage.transfer import (MANIFEST, CopyReport, FileEntry, copy_tree, list_files, mirror,
-                                         modification_times, open_new_local, publish, put_file, shard)
+    from tfyarn.storage.transfer import (
+        MANIFEST,
+        CopyReport,
+        FileEntry,
+        copy_tree,
+        list_files,
+        mirror,
+        modification_times,
+        open_new_local,
+        publish,
+        put_file,
+        shard,
+    )
     from tfyarn.storage.uri import StorageUri, parse_uri
 
 _WHERE = {

@@ -203,7 +203,7 @@ def copy_tree(src: Location, dst: Location, files: list[FileEntry] | None = None
         for attempt in range(retries + 1):
             copied = [0]
 
-            def tick(n: int) -> None:
+            def tick(n: int, copied: list[int] = copied) -> None:
                 copied[0] += n
                 advance(n)
 
