@@ -216,7 +216,11 @@ def test_yaml_job_files_end_in_a_plan_or_one_error_line(doc, raw, flags, sets):
 
 
 def test_the_fuzz_reached_both_outcomes():
-    """A fuzz that only ever errors (or only plans) would prove little; runs after the two above."""
+    """A fuzz that only ever errors (or only plans) would prove little.
+
+    It reads what the two tests above recorded; run on its own, it runs them first.
+    """
     if not OUTCOMES:
-        pytest.skip("the fuzz tests did not run")
+        test_flags_and_sets_end_in_a_plan_or_one_error_line()
+        test_yaml_job_files_end_in_a_plan_or_one_error_line()
     assert OUTCOMES.get(0, 0) >= 10 and OUTCOMES.get(2, 0) >= 100, OUTCOMES
