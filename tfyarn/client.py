@@ -171,16 +171,14 @@ class Client:
 
             check_paths(spec, self.hadoop.conf_dir)
         ctx = dataclasses.replace(PlanContext.for_spec(spec), kerberized=hadoop_env.kerberized(self.hadoop.conf_dir))
-        if spec.python_env != "local" or spec.code:
+        if ctx.shipped_env or ctx.shipped_code:
             from tfyarn import pyenv
 
-            if spec.python_env != "local":
-                pyenv.ensure_uploaded(pyenv.planned(spec.python_env), progress)
-            if code_dir := pyenv.shipped_code_dir(spec.code, spec.python_env):
-                code = pyenv.planned_code(code_dir)
-                progress(f"Shipping code: {code.summary} to every task's working dir")
-                pyenv.ensure_uploaded(code, progress)
-                ctx = dataclasses.replace(ctx, code_archive=code.uri)  # what was uploaded, had the dir changed since
+            if ctx.shipped_env:
+                pyenv.ensure_uploaded(ctx.shipped_env, progress)
+            if ctx.shipped_code:  # its archive is written from the same scan, or refused if the dir changed
+                progress(f"Shipping code: {ctx.shipped_code.summary} to every task's working dir")
+                pyenv.ensure_uploaded(ctx.shipped_code, progress)
         app_spec = plan(spec, ctx)
         app_spec.master.env[protocol.ENV_SUBMIT_TIME] = f"{time.time():.3f}"  # the timeline's origin
         app_spec.master.env[protocol.ENV_RM_WEB] = hadoop_env.rm_web(self.hadoop.conf_dir)

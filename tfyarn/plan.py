@@ -12,11 +12,15 @@ import os
 import shlex
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import skein
 
 from tfyarn import protocol
 from tfyarn.spec import JobSpec
+
+if TYPE_CHECKING:
+    from tfyarn.pyenv import PackedEnv
 
 TAG = "tfyarn"
 # skein's web UI renders its page list by reflection into java.util's HashMap entries, which
@@ -43,17 +47,22 @@ class PlanContext:
     env_archive: str = ""  # python_env packed or an archive: its cached copy, localized as pyenv.ARCHIVE_DIR
     code_archive: str = ""  # --code: its cached archive, localized as pyenv.CODE_DIR
     kerberized: bool = False  # the web UI can tell users apart, so its ACL is enforced
+    # What is shipped, as planned (scanned once): the submit uploads exactly these.
+    shipped_env: PackedEnv | None = None
+    shipped_code: PackedEnv | None = None
 
     @classmethod
     def for_spec(cls, spec: JobSpec) -> PlanContext:
         from tfyarn import pyenv  # reads local files only when shipping is asked for
 
         code_dir = pyenv.shipped_code_dir(spec.code, spec.python_env)  # shipped env: the cwd, unless home
-        code = pyenv.planned_code(code_dir).uri if code_dir else ""  # reads the dir, writes nothing
+        code = pyenv.planned_code(code_dir) if code_dir else None  # reads the dir, writes nothing
+        code_archive = code.uri if code else ""
         if spec.python_env != "local":
-            return cls(python=pyenv.PYTHON_IN_ARCHIVE, env_archive=pyenv.planned(spec.python_env).uri,
-                       code_archive=code)
-        return cls(python=sys.executable, code_archive=code)
+            env = pyenv.planned(spec.python_env)
+            return cls(python=pyenv.PYTHON_IN_ARCHIVE, env_archive=env.uri, code_archive=code_archive,
+                       shipped_env=env, shipped_code=code)
+        return cls(python=sys.executable, code_archive=code_archive, shipped_code=code)
 
 
 def _script(ctx: PlanContext, module: str) -> str:

@@ -126,12 +126,6 @@ def planned_code(code_dir: str) -> PackedEnv:
     return PackedEnv(cache_uri(code.fingerprint, kind="code"), code.fingerprint, local=local, code=code)
 
 
-def code_summary(code: str, python_env: str) -> str:
-    """What a submit would ship as code, in one line ("" when nothing): for --dry-run."""
-    code_dir = shipped_code_dir(code, python_env)
-    return planned_code(code_dir).summary if code_dir else ""
-
-
 def _local_archive(env: PackedEnv, tmp: str, progress: Callable[[str], None]) -> str:
     """The archive to upload: a given one, the code dir's (written to the private cache), or a fresh venv-pack."""
     if env.code is not None:

@@ -334,10 +334,10 @@ def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets
         raise reworded(e, flagged) from None
     if dry_run:
         from tfyarn.plan import PlanContext, plan
-        from tfyarn.pyenv import code_summary
 
         try:
-            app_spec = plan(spec, PlanContext.for_spec(spec))
+            plan_ctx = PlanContext.for_spec(spec)
+            app_spec = plan(spec, plan_ctx)
         except SpecError as e:
             raise reworded(e, flagged) from None
         click.echo(f"# tfyarn job {spec.name!r} ({spec.framework}): {spec.num_tasks} task(s)")
@@ -349,8 +349,8 @@ def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets
             click.echo(f"# input: {i.src} -> {i.local_dir} ({i.mode})")
         for o in spec.outputs:
             click.echo(f"# output: {o.src} -> {o.dest} (published by {spec.output_task(o)})")
-        if code := code_summary(spec.code, spec.python_env):
-            click.echo(f"# code: {code}")
+        if plan_ctx.shipped_code:
+            click.echo(f"# code: {plan_ctx.shipped_code.summary}")
         click.echo(app_spec.to_yaml(), nl=False)
         return
     from tfyarn.client import Client
