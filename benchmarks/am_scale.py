@@ -1,6 +1,6 @@
 """am_scale: the ApplicationMaster's bookkeeping for a 1,000-task job, in-process.
 
-Drives appmaster.master's real functions (adopt_initial, sync,
+Drives appmaster.am's real functions (adopt_initial, sync,
 bind_gpus, the status document, the page, request_container) against an in-memory stand-in
 for skein's ApplicationClient, so only tfyarn's own work is measured:
 CPU time per phase, the status JSON's build time, and peak memory.
@@ -26,9 +26,9 @@ REPEATS = 5
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from appmaster import gpus, master, page  # noqa: E402
-from appmaster.tasks import TaskTable  # noqa: E402
-from tfyarn import protocol  # noqa: E402
+from appmaster.am import gpus, master, page  # noqa: E402
+from appmaster.am.tasks import TaskTable  # noqa: E402
+from tfyarn import nodegpus, protocol  # noqa: E402
 from tfyarn.spec import JobSpec, RoleSpec  # noqa: E402
 
 
@@ -112,7 +112,7 @@ def main() -> int:
         master.sync(app, table)
         pool = gpus.DevicePool()
         info = {"gpuDeviceInformation": {"gpu": [{"minor_number": k} for k in range(16)]}}
-        gpus.node_gpu_info = lambda _addr: info  # the NodeManager's answer, without HTTP
+        nodegpus.node_gpu_info = lambda _addr: info  # the NodeManager's answer, without HTTP
         master.bind_gpus(app, table, pool, set())
         assert table.all_registered()
         return json.dumps(table.cluster_view())

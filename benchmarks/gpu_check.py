@@ -13,8 +13,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from appmaster import gpus  # noqa: E402
-from appmaster.runtimes import pytorch_command  # noqa: E402
+from appmaster.am.gpus import DevicePool  # noqa: E402
+from appmaster.executor import gpus  # noqa: E402
+from appmaster.executor.runtimes import pytorch_command  # noqa: E402
 
 
 def main() -> int:
@@ -32,7 +33,7 @@ def main() -> int:
     asked = min(nproc, count)
     # One container asking `asked` GPUs, bound by the AM's fallback pool as on a cluster without
     # the LinuxContainerExecutor; a second container on the node would get the others.
-    devices = gpus.DevicePool().bind("localhost", "worker:0", asked, list(range(count)))
+    devices = DevicePool().bind("localhost", "worker:0", asked, list(range(count)))
     env = {**os.environ, **gpus.cuda_env(devices), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29533",
            "WORLD_SIZE": "1", "RANK": "0", "PYTHONPATH": str(ROOT),
            "PATH": f"{os.path.dirname(sys.executable)}:{os.environ.get('PATH', '')}"}

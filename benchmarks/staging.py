@@ -20,6 +20,7 @@ import tempfile
 import time
 
 from _cluster import require_cluster
+
 from tfyarn.storage import copy_tree, list_files, locate, parse_uri
 
 FILES, TOTAL = 64, 1 << 30

@@ -32,7 +32,7 @@ _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_USER_TAGS = 10 - 2
 MAX_TAG_LENGTH = 100
 # Names tfyarn, skein or YARN set in a task's environment: a user value would be overwritten or
-# would break the task. The frameworks' variables are appmaster.runtimes's, the GPUs' appmaster.gpus's.
+# would break the task. The frameworks' variables are appmaster.executor.runtimes's, the GPUs' appmaster.gpus's.
 _RESERVED_ENV_PREFIXES = ("TFYARN_", "SKEIN_")
 _RESERVED_ENV = frozenset({
     protocol.ENV_SKEIN_CONTAINER_ID, protocol.ENV_SKEIN_APP_ID, protocol.ENV_SKEIN_VCORES,

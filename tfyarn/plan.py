@@ -3,8 +3,8 @@
 ``tfyarn submit --dry-run`` prints exactly what this returns. Every role
 becomes a skein service with one instance per task, so skein asks YARN for
 the whole gang as soon as its AM registers, while tfyarn's own AM script
-(``appmaster.master``) is still starting; a task's index is its skein
-instance number (appmaster.taskenv). The AM asks for restarts itself.
+(``appmaster.am``) is still starting; a task's index is its skein
+instance number (tfyarn.taskenv). The AM asks for restarts itself.
 """
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
     master = skein.Master(
         resources=skein.Resources(
             memory=spec.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if spec.tensorboard else 0), vcores=1),
-        script=_script(ctx, "appmaster.master"),
+        script=_script(ctx, "appmaster.am"),
         files=env_files,
         env={**common_env, **job_env, "JAVA_TOOL_OPTIONS": AM_JAVA_OPTIONS},
     )

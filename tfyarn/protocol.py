@@ -23,11 +23,11 @@ ENV_SKEIN_APP_ID = "SKEIN_APPLICATION_ID"
 ENV_SKEIN_VCORES = "SKEIN_RESOURCE_VCORES"  # the container's vcores
 
 # --- set by the plan on the ApplicationMaster container ----------------------
-ENV_JOB = "TFYARN_JOB"  # the job spec, encode_env()d (task containers get it too: see appmaster.taskenv)
+ENV_JOB = "TFYARN_JOB"  # the job spec, encode_env()d (task containers get it too: see tfyarn.taskenv)
 ENV_SUBMIT_TIME = "TFYARN_SUBMIT_TIME"  # epoch seconds when the client submitted (the timeline's origin)
 ENV_RM_WEB = "TFYARN_RM_WEB"  # the ResourceManager's web address: the AM asks it what the cluster has free
 
-# --- set by the AM on each task container it asks for (appmaster.taskenv) ---------
+# --- set by the AM on each task container it asks for (tfyarn.taskenv) ---------
 # The gang's first containers, which YARN starts from the application spec, derive them.
 ENV_ROLE = "TFYARN_ROLE"  # e.g. "worker"
 ENV_TASK_INDEX = "TFYARN_TASK_INDEX"  # 0-based index within the role
@@ -51,7 +51,7 @@ ENV_EVENTS = "TFYARN_EVENTS"  # a file the user's script reports milestones to (
 ENV_TENSORBOARD_DIR = "TFYARN_TENSORBOARD_DIR"  # --tensorboard: write summaries here; tfyarn mirrors them
 ENV_GPUS = "TFYARN_GPUS"  # the physical GPU indices of this container, comma-separated ("" for none)
 # The frameworks' own variables (TF_CONFIG, torchrun's MASTER_ADDR, RANK, ...) are
-# built in one place, appmaster.runtimes, under the names the frameworks define.
+# built in one place, appmaster.executor.runtimes, under the names the frameworks define.
 
 
 

@@ -382,7 +382,7 @@ class JobSpec:
 
 TF_ROLES = ("chief", "worker", "ps", "evaluator")
 # ParameterServerStrategy's ps and workers only serve: a standard TF server is their default command.
-TF_SERVER_COMMAND: tuple[str, ...] = ("python", "-m", "appmaster.tf_server")
+TF_SERVER_COMMAND: tuple[str, ...] = ("python", "-m", "appmaster.executor.tf_server")
 
 
 def _rules_none(job: JobSpec) -> None:

@@ -80,7 +80,7 @@ def test_ps_worker_killed_is_restarted_on_failure_and_the_job_succeeds(cluster, 
                               "--model-dir", "/tmp/tfyarn-restart-test")
     yarn_apps.append(app)
     training(app, "chief:0", "epoch 1")
-    killed = kill_task(app, "worker:1", "appmaster.tf_server")
+    killed = kill_task(app, "worker:1", "appmaster.executor.tf_server")
     out, err = proc.communicate(timeout=400)
     assert proc.returncode == 0, out + err
     doc = status_json(app)
@@ -107,7 +107,7 @@ def kill_fails_the_job_fast(yarn_apps: list[str], task_name: str, program: str, 
 
 
 def test_ps_worker_killed_with_never_fails_the_job_naming_it(cluster, yarn_apps):
-    kill_fails_the_job_fast(yarn_apps, "worker:1", "appmaster.tf_server", "/tmp/tfyarn-never-test")
+    kill_fails_the_job_fast(yarn_apps, "worker:1", "appmaster.executor.tf_server", "/tmp/tfyarn-never-test")
 
 
 def test_ddp_rank_killed_restarts_every_rank_and_the_job_succeeds(cluster, yarn_apps):

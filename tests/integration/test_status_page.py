@@ -12,8 +12,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from tests.integration.conftest import (EXAMPLES, TFYARN, app_id_from, hadoop, status_json, tfyarn,
-                                       wait_for)
+from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, hadoop, status_json, tfyarn, wait_for
 from tfyarn import protocol
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
@@ -46,7 +45,7 @@ def skein_key_material() -> list[str]:
 def am_listening_addresses(app: str) -> list[tuple[str, str]]:
     """(program, local address) of every TCP socket that the job's Python AM or its TensorBoard listens on."""
     pids = {}
-    for name in ("appmaster.master", "tensorboard.main"):
+    for name in ("appmaster.am", "tensorboard.main"):
         for pid in job_pids(app, name):
             pids[pid] = name
     out = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True, check=True).stdout
@@ -132,7 +131,7 @@ def test_status_page_in_chromium_through_the_yarn_proxy(cluster, yarn_apps):
             driver.quit()
         # Reached only through the proxy: the AM's page and TensorBoard listen on loopback alone.
         listening = am_listening_addresses(app)
-        assert {"appmaster.master", "tensorboard.main"} <= {who for who, _ in listening}, listening
+        assert {"appmaster.am", "tensorboard.main"} <= {who for who, _ in listening}, listening
         assert all(addr.startswith("127.0.0.1:") for _, addr in listening), listening
         chief = hadoop(cluster, "hdfs", "dfs", "-ls", "-R",
                        f"/user/{doc['user']}/.tfyarn/jobs/{app}/{protocol.TENSORBOARD_SUBDIR}/chief-0")

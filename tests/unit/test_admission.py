@@ -11,8 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from tfyarn.admission import (SchedulerLimits, Unreadable, check_limits, check_queue, parse_conf, parse_nodes,
-                              parse_queues)
+from tfyarn.admission import (
+    SchedulerLimits,
+    Unreadable,
+    check_limits,
+    check_queue,
+    parse_conf,
+    parse_nodes,
+    parse_queues,
+)
 from tfyarn.errors import SpecError
 from tfyarn.hadoop_env import HadoopEnv
 from tfyarn.spec import JobSpec, RoleSpec

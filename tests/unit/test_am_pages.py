@@ -6,7 +6,7 @@ import urllib.request
 
 import pytest
 
-from appmaster import master
+from appmaster.am import master
 
 
 def test_the_status_page_listens_on_loopback_not_on_the_nodes_address(monkeypatch):

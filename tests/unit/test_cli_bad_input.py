@@ -16,7 +16,6 @@ from tfyarn.cli.main import cli
 from tfyarn.cli.submit_cmd import build_spec
 from tfyarn.errors import SpecError
 
-
 # No cluster: a spec that got through by mistake would fail with exit 3, never reach a real cluster.
 NO_CLUSTER = {"HADOOP_CONF_DIR": "/nonexistent", "TFYARN_CLUSTER_DIR": "/nonexistent"}
 

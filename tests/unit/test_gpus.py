@@ -3,23 +3,25 @@ from __future__ import annotations
 
 import sys
 
-from appmaster import gpus
+from appmaster.am.gpus import DevicePool
+from appmaster.executor import gpus
+from tfyarn import nodegpus
 
 NM_INFO = {"gpuDeviceInformation": {"gpu": [{"minor_number": n} for n in (0, 1, 2, 3)]},
            "assignedGpuDevices": [{"index": 2, "minorNumber": 2, "containerId": "container_9"}]}
 
 
 def test_devices_yarn_assigned_win_and_are_never_handed_out_again():
-    assert gpus.node_devices(NM_INFO) == [0, 1, 2, 3]
-    assert gpus.yarn_assigned(NM_INFO, "container_9") == [2]
-    assert gpus.yarn_assigned(NM_INFO, "container_8") is None
-    pool = gpus.DevicePool()
-    got = pool.bind("n1", "worker:0", 3, gpus.node_devices(NM_INFO), gpus.yarn_busy(NM_INFO))
+    assert nodegpus.node_devices(NM_INFO) == [0, 1, 2, 3]
+    assert nodegpus.yarn_assigned(NM_INFO, "container_9") == [2]
+    assert nodegpus.yarn_assigned(NM_INFO, "container_8") is None
+    pool = DevicePool()
+    got = pool.bind("n1", "worker:0", 3, nodegpus.node_devices(NM_INFO), nodegpus.yarn_busy(NM_INFO))
     assert got == [0, 1, 3]
 
 
 def test_pool_gives_disjoint_devices_per_node_and_reuses_released_ones():
-    pool = gpus.DevicePool()
+    pool = DevicePool()
     a = pool.bind("n1", "worker:0", 1, [0, 1, 2, 3])
     b = pool.bind("n1", "worker:1", 1, [0, 1, 2, 3])
     c = pool.bind("n2", "worker:2", 1, [0, 1])

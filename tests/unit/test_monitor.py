@@ -5,9 +5,10 @@ import json
 import threading
 import time
 
-from appmaster import executor, page
-from appmaster.monitor import parse_event
-from appmaster.staging import StagingPlan
+from appmaster.am import page
+from appmaster.executor import main as executor
+from appmaster.executor.monitor import parse_event
+from tfyarn.taskenv import StagingPlan
 from tests.unit.test_page import doc
 
 

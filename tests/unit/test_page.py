@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from appmaster import page
+from appmaster.am import page
 from tfyarn.cli.submit_cmd import progress_line
 
 

@@ -47,7 +47,7 @@ def test_user_env_never_reaches_yarns_launch_script_and_travels_encoded():
     for env in [app.master.env, *(s.env for s in app.services.values())]:
         assert not set(hostile) & set(env)
         assert not any("$(" in v for v in env.values())
-    from appmaster import taskenv
+    from tfyarn import taskenv
 
     task = taskenv.task_env(spec, "worker", 0, "application_1_0001")
     assert protocol.decode_env(task[protocol.ENV_USER_ENV]) == hostile
@@ -60,4 +60,4 @@ def test_the_gang_is_requested_with_the_app_and_failures_are_left_to_the_tfyarn_
     assert worker.instances == 2 and worker.allow_failures and worker.max_restarts == 0
     assert JobSpec.from_dict(protocol.decode_env(worker.env[protocol.ENV_JOB])) == spec
     assert worker.resources.gpus == 1 and worker.resources.memory == 1024
-    assert "appmaster.executor" in worker.script and "appmaster.master" in app.master.script
+    assert "appmaster.executor" in worker.script and "appmaster.am" in app.master.script

@@ -12,7 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from appmaster import process
+from appmaster.executor import process
 
 ROOT = Path(__file__).resolve().parents[2]
 # A task's command as the issue found it: a shell with 8 background jobs, stopped mid-run.
@@ -23,7 +23,7 @@ def driver(command: list[str]) -> subprocess.Popen[str]:
     """A process that runs ``command`` through process.run as the executor does and prints its exit code."""
     code = textwrap.dedent(f"""
         import sys
-        from appmaster import process
+        from appmaster.executor import process
         out = process.run({command!r}, dict(__import__("os").environ))
         print("EXIT", out.exit_code, getattr(out, "stop_signal", 0), flush=True)
     """)
@@ -73,7 +73,7 @@ def test_carriage_return_progress_passes_through_before_the_command_ends():
     """tqdm-style output (no newline) must reach the log while the command runs, not at its end."""
     code = textwrap.dedent("""
         import os
-        from appmaster import process
+        from appmaster.executor import process
         process.run(["bash", "-c", "printf '10%%\\r20%%\\r' >&2; sleep 5"], dict(os.environ))
     """)
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stderr=subprocess.PIPE)

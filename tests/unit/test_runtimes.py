@@ -1,6 +1,6 @@
 import json
 
-from appmaster.runtimes import pytorch_command, pytorch_env, tensorflow_env
+from appmaster.executor.runtimes import pytorch_command, pytorch_env, tensorflow_env
 
 VIEW = {"chief": ["h0:1000"], "worker": ["h1:1001", "h2:1002"], "ps": ["h3:1003"], "evaluator": ["h4:1004"]}
 
@@ -37,7 +37,7 @@ def test_several_processes_go_through_torchrun_with_c10d_on_rank_0():
 
 
 def test_threads_follow_the_containers_vcores_split_among_its_processes():
-    from appmaster.runtimes import thread_env
+    from appmaster.executor.runtimes import thread_env
 
     assert thread_env({"SKEIN_RESOURCE_VCORES": "8"}, 1) == {"OMP_NUM_THREADS": "8"}
     assert thread_env({"SKEIN_RESOURCE_VCORES": "8"}, 2) == {"OMP_NUM_THREADS": "4"}

@@ -1,7 +1,6 @@
 """The two ways a task learns who it is must agree: from the AM (restarts) and from its own container."""
-from appmaster import taskenv
-from appmaster.staging import StagingPlan
-from tfyarn import protocol
+from tfyarn.taskenv import StagingPlan
+from tfyarn import protocol, taskenv
 from tfyarn.spec import InputSpec, JobSpec, OutputSpec, RoleSpec
 
 
@@ -46,7 +45,7 @@ def test_only_the_output_task_publishes_and_a_restart_keeps_its_address():
 
 def test_a_tensorflow_task_with_gpus_is_one_process_and_gets_all_its_threads():
     """OMP_NUM_THREADS was vcores / GPUs for TF, which runs one process per container."""
-    from appmaster import runtimes
+    from appmaster.executor import runtimes
 
     job = JobSpec(name="j", command=("python", "t.py"), framework="tensorflow",
                   roles={"worker": RoleSpec("worker", 2, vcores=4, gpus=2)}).validate()

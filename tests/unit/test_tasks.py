@@ -1,4 +1,4 @@
-from appmaster.tasks import TaskTable
+from appmaster.am.tasks import TaskTable
 from tfyarn.spec import JobSpec, RoleSpec
 from tfyarn.status import TaskState
 
@@ -96,7 +96,7 @@ def policy_table(policy, max_restarts=2, permanent=(), backoff=2):
 
 
 def test_restart_policies_decide_what_a_failure_means():
-    from appmaster.tasks import FAIL, RESTART, RESTART_ALL
+    from appmaster.am.tasks import FAIL, RESTART, RESTART_ALL
 
     assert policy_table("never").failure_action(set_state(policy_table("never"), "worker:0", TaskState.FAILED, 1)) \
         == FAIL
@@ -114,7 +114,7 @@ def test_restart_policies_decide_what_a_failure_means():
 
 
 def test_permanent_exit_codes_are_never_retried():
-    from appmaster.tasks import FAIL, RESTART
+    from appmaster.am.tasks import FAIL, RESTART
 
     t = policy_table("on-failure", permanent=(2,))
     assert t.failure_action(set_state(t, "worker:0", TaskState.FAILED, 2)) == FAIL

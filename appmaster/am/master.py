@@ -19,11 +19,11 @@ from typing import Any
 
 import skein
 
-from appmaster import gpus, taskenv
-from appmaster.tasks import RESTART, RESTART_ALL, Task, TaskTable
-from appmaster.tensorboard import TensorBoard
-from appmaster.web import StatusServer
-from tfyarn import protocol
+from appmaster.am import gpus
+from appmaster.am.tasks import RESTART, RESTART_ALL, Task, TaskTable
+from appmaster.am.tensorboard import TensorBoard
+from appmaster.am.web import StatusServer
+from tfyarn import nodegpus, protocol, taskenv
 from tfyarn.spec import JobSpec
 from tfyarn.status import TaskState
 
@@ -129,10 +129,10 @@ def bind_gpus(app: skein.ApplicationClient, table: TaskTable, pool: gpus.DeviceP
             continue
         if task.gpus_asked and not task.gpu_binding:
             if task.node_http_address not in info:
-                info[task.node_http_address] = gpus.node_gpu_info(task.node_http_address)
+                info[task.node_http_address] = nodegpus.node_gpu_info(task.node_http_address)
             node = info[task.node_http_address]
-            task.gpus = pool.bind(task.host, task.name, task.gpus_asked, gpus.node_devices(node),
-                                  gpus.yarn_busy(node))
+            task.gpus = pool.bind(task.host, task.name, task.gpus_asked, nodegpus.node_devices(node),
+                                  nodegpus.yarn_busy(node))
             task.gpu_binding = "tfyarn"
             if len(task.gpus) < task.gpus_asked:
                 print(f"tfyarn AM: {task.name} asked {task.gpus_asked} GPU(s) but {task.host} has only "

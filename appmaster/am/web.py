@@ -11,7 +11,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from appmaster import page
+from appmaster.am import page
 from tfyarn import protocol
 
 

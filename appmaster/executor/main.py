@@ -19,10 +19,11 @@ from typing import Any
 
 import skein
 
-from appmaster import gpus, process, runtimes, taskenv
-from appmaster.monitor import Monitor, Timeline
-from appmaster.staging import StagingPlan, publish_outputs, publish_snapshot, stage_inputs
-from tfyarn import protocol
+from appmaster.executor import gpus, process, runtimes
+from appmaster.executor.monitor import Monitor, Timeline
+from appmaster.executor.staging import publish_outputs, publish_snapshot, stage_inputs
+from tfyarn import nodegpus, protocol, taskenv
+from tfyarn.taskenv import StagingPlan
 
 
 def reserve_port(previous: str = "") -> socket.socket:
@@ -124,8 +125,8 @@ def own_gpus() -> dict[str, object]:
     """Devices YARN or Docker bound to this container, for the registration; none: the AM binds."""
     env = dict(os.environ)
     if env.get("NM_HOST") and env.get("NM_HTTP_PORT"):
-        info = gpus.node_gpu_info(f"{env['NM_HOST']}:{env['NM_HTTP_PORT']}")
-        found = gpus.yarn_assigned(info, env.get("CONTAINER_ID", ""))
+        info = nodegpus.node_gpu_info(f"{env['NM_HOST']}:{env['NM_HTTP_PORT']}")
+        found = nodegpus.yarn_assigned(info, env.get("CONTAINER_ID", ""))
         if found is not None:
             return {"gpus": found, "gpu_binding": "yarn"}
     found = gpus.docker_assigned(env)

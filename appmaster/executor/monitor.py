@@ -17,7 +17,7 @@ from typing import Any
 
 import skein
 
-from appmaster import gpus
+from appmaster.executor import gpus
 from tfyarn import protocol
 
 EVENTS_POLL_S = 1.0

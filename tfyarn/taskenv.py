@@ -8,10 +8,37 @@ spec while the AM is still starting, derives it from the spec itself.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from typing import Any
 
-from appmaster.staging import StagingPlan
 from tfyarn import protocol
 from tfyarn.spec import JobSpec
+
+
+@dataclass(frozen=True)
+class StagingPlan:
+    """What one task moves, as the AM computed it from the job spec."""
+
+    inputs: tuple[dict[str, str], ...] = ()  # {"src", "dest", "mode"}
+    shard: tuple[int, int] | None = None  # (index, count) for sharded inputs
+    outputs: tuple[dict[str, str], ...] = ()  # {"src", "dest"} this task publishes
+    overwrite: bool = False
+    download_threads: int = 10
+    upload_threads: int = 10
+    save_every: int = 0
+
+    def to_env(self) -> str:
+        return protocol.encode_env({"inputs": list(self.inputs), "shard": self.shard, "outputs": list(self.outputs),
+                                    "overwrite": self.overwrite, "download_threads": self.download_threads,
+                                    "upload_threads": self.upload_threads, "save_every": self.save_every})
+
+    @classmethod
+    def from_env(cls, text: str | None) -> StagingPlan:
+        if not text:
+            return cls()
+        d: dict[str, Any] = protocol.decode_env(text)
+        return cls(tuple(d["inputs"]), tuple(d["shard"]) if d["shard"] else None, tuple(d["outputs"]),
+                   d["overwrite"], d["download_threads"], d["upload_threads"], d["save_every"])
 
 
 def job_user() -> str:

@@ -1,0 +1,5 @@
+import sys
+
+from appmaster.am.master import main
+
+sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from appmaster.executor.main import main
+
+sys.exit(main())
