@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT))
 
 from appmaster.am.gpus import DevicePool  # noqa: E402
 from appmaster.executor import gpus  # noqa: E402
-from appmaster.executor.runtimes import pytorch_command  # noqa: E402
+from tfyarn.frameworks import PYTORCH  # noqa: E402
 
 
 def main() -> int:
@@ -44,9 +44,9 @@ def main() -> int:
         nproc = asked
     view = {"worker": ["127.0.0.1:29533"]}
     model_dir = tempfile.mkdtemp(prefix="gpu-check-")
-    cmd = pytorch_command([sys.executable, str(ROOT / "examples/pytorch/ddp/train.py"), "--epochs", "30",
-                           "--samples", "65536", "--batch-size", "256", "--model-dir", model_dir],
-                          0, view, nproc, "gpu-check")
+    cmd = PYTORCH.wrap_command([sys.executable, str(ROOT / "examples/pytorch/ddp/train.py"), "--epochs", "30",
+                                "--samples", "65536", "--batch-size", "256", "--model-dir", model_dir],
+                               0, view, nproc, "gpu-check")
     print("gpu_check: runs", " ".join(cmd))
     stop = threading.Event()
     peak: dict[int, int] = {}
@@ -66,7 +66,7 @@ def main() -> int:
     if proc.returncode != 0:
         print(proc.stderr[-4000:], file=sys.stderr)
         return proc.returncode
-    results = [json.loads(l.split(" ", 1)[1]) for l in proc.stdout.splitlines() if l.startswith("TFYARN_RESULT ")]
+    results = [json.loads(ln.split(" ", 1)[1]) for ln in proc.stdout.splitlines() if ln.startswith("TFYARN_RESULT ")]
     ok = len(results) == nproc and all(r["backend"] == "nccl" for r in results)
     used = sorted({r["device"] for r in results})
     print(json.dumps({"gpus": count, "bound": devices, "processes": nproc, "devices_used": used,

@@ -15,7 +15,7 @@ from dataclasses import fields
 from decimal import Decimal
 from typing import Any
 
-from tfyarn import protocol
+from tfyarn import frameworks, protocol
 from tfyarn.errors import SpecError
 
 MIN_MEMORY_MB = 128
@@ -32,14 +32,13 @@ _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_USER_TAGS = 10 - 2
 MAX_TAG_LENGTH = 100
 # Names tfyarn, skein or YARN set in a task's environment: a user value would be overwritten or
-# would break the task. The frameworks' variables are appmaster.executor.runtimes's, the GPUs' appmaster.gpus's.
+# would break the task. The frameworks name theirs (tfyarn.frameworks); the GPUs' are appmaster.executor.gpus's.
 _RESERVED_ENV_PREFIXES = ("TFYARN_", "SKEIN_")
 _RESERVED_ENV = frozenset({
     protocol.ENV_SKEIN_CONTAINER_ID, protocol.ENV_SKEIN_APP_ID, protocol.ENV_SKEIN_VCORES,
     "CONTAINER_ID", "NM_HOST", "NM_PORT", "NM_HTTP_PORT", "LOCAL_DIRS", "LOG_DIRS", "LOCAL_USER_DIRS",
     "HADOOP_TOKEN_FILE_LOCATION", "JVM_PID", "APPLICATION_WEB_PROXY_BASE",
-    "TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
-    "GROUP_RANK", "NODE_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", *frameworks.ENV_NAMES,
 })
 # Shipped files land in the task's dir under their base name, which Hadoop writes unquoted into
 # the launch script (ln -sf -- "src" "name"): only names no shell reads specially.

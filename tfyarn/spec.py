@@ -12,6 +12,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from tfyarn import frameworks
 from tfyarn.errors import SpecError
 from tfyarn.fields import (
     MAX_MEMORY_MB,
@@ -32,7 +33,7 @@ from tfyarn.fields import (
 
 __all__ = ["JobSpec", "RoleSpec", "InputSpec", "OutputSpec", "parse_memory", "show", "split_pair"]
 
-FRAMEWORKS = ("none", "tensorflow", "pytorch")
+FRAMEWORKS = frameworks.NAMES  # what each means: tfyarn.frameworks
 RESTART_POLICIES = ("never", "on-failure", "all")  # see RoleSpec.restart_policy
 PYTHON_ENVS = ("local", "packed")  # see tfyarn.plan.PlanContext and tfyarn.pyenv
 _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,62}")  # role names: also YARN service names
@@ -74,7 +75,7 @@ class RoleSpec:
     gpus: int = 0
     node_label: str = ""
     command: tuple[str, ...] = ()  # empty: the role's default command (see JobSpec.command_for)
-    nproc_per_node: int = 0  # pytorch workers: processes per container; 0 = its GPU count, or 1
+    nproc_per_node: int = 0  # pytorch workers: processes per container; 0 = its GPU count, or 1 (frameworks.pytorch)
     # When a task of this role fails: never (the job fails), on-failure (restart that task in a
     # new container, which rejoins: ps-strategy workers), all (restart every task with a fresh
     # rendezvous: DDP, multi-worker collectives). At most max_restarts times per task (per job
@@ -105,11 +106,6 @@ class RoleSpec:
         for code in self.permanent_exit_codes:
             if isinstance(code, bool) or not isinstance(code, int) or not 0 < code < 256:
                 raise SpecError(f"{where}.permanent_exit_codes: {show(code)} is not an exit code (1-255)")
-
-    @property
-    def processes(self) -> int:
-        """Processes per container: nproc_per_node, else one per GPU, else 1."""
-        return self.nproc_per_node or self.gpus or 1
 
     @classmethod
     def from_dict(cls, name: str, data: dict[str, Any]) -> RoleSpec:
@@ -255,8 +251,8 @@ class JobSpec:
             raise SpecError(f"evaluator_may_fail: expected true or false, got {show(self.evaluator_may_fail)}")
         if not self.name.strip():
             raise SpecError("name: must not be empty")
-        if self.framework not in FRAMEWORKS:
-            raise SpecError(f"framework: {show(self.framework)} is not one of {', '.join(FRAMEWORKS)}")
+        if self.framework not in frameworks.NAMES:
+            raise SpecError(f"framework: {show(self.framework)} is not one of {', '.join(frameworks.NAMES)}")
         if self.python_env not in PYTHON_ENVS and not self.python_env.endswith((".tar.gz", ".tgz", ".zip")):
             raise SpecError(f"python_env: {show(self.python_env)} is not one of {', '.join(PYTHON_ENVS)}, "
                             "nor a .tar.gz/.tgz/.zip environment archive")
@@ -266,7 +262,7 @@ class JobSpec:
             if name != role.name:
                 raise SpecError(f"{_role_where(name)}: key and role name {show(role.name)} differ")
             role.validate()
-        _FRAMEWORK_RULES[self.framework](self)
+        frameworks.get(self.framework).validate(self)
         if self.num_tasks < 1:
             raise SpecError("roles: the job has no task; give some role at least one instance")
         for name in self.roles:
@@ -308,19 +304,10 @@ class JobSpec:
         r = self.roles.get(role)
         return r.instances if r else 0
 
-    @property
-    def ps_mode(self) -> bool:
-        """TensorFlow ParameterServerStrategy: the chief drives, ps and workers serve."""
-        return self.framework == "tensorflow" and self.count("ps") > 0
-
     def command_for(self, role: str) -> tuple[str, ...]:
         """What a role's tasks run: its own command, the framework default, or the job's."""
-        own = self.roles[role].command
-        if own:
-            return own
-        if self.ps_mode and role in ("ps", "worker"):
-            return TF_SERVER_COMMAND
-        return self.command
+        return (self.roles[role].command or frameworks.get(self.framework).default_command(self, role)
+                or self.command)
 
     def output_task(self, out: OutputSpec) -> str:
         """The task that uploads ``out``: as given, else the chief, else worker 0."""
@@ -328,15 +315,11 @@ class JobSpec:
 
     def required_roles(self) -> frozenset[str]:
         """Roles whose every task must exit 0 for the job to succeed."""
-        if self.ps_mode:
-            return frozenset({"chief"})
-        if self.framework == "tensorflow":
-            return frozenset(r for r in self.roles if r in ("chief", "worker") and self.count(r))
-        return frozenset(r for r in self.roles if self.count(r))
+        return frameworks.get(self.framework).required_roles(self)
 
     def tolerated_roles(self) -> frozenset[str]:
         """Roles whose failure does not fail the job."""
-        return frozenset({"evaluator"}) if self.framework == "tensorflow" and self.evaluator_may_fail else frozenset()
+        return frameworks.get(self.framework).tolerated_roles(self)
 
     # -- (de)serialisation ---------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -379,50 +362,3 @@ class JobSpec:
             raise SpecError("name: missing")
         return cls(**values).validate()
 
-
-TF_ROLES = ("chief", "worker", "ps", "evaluator")
-# ParameterServerStrategy's ps and workers only serve: a standard TF server is their default command.
-TF_SERVER_COMMAND: tuple[str, ...] = ("python", "-m", "appmaster.executor.tf_server")
-
-
-def _rules_none(job: JobSpec) -> None:
-    for name in ("chief", "ps", "evaluator"):
-        if job.count(name):
-            raise SpecError(f"roles.{name}.instances: the {name} role needs --framework tensorflow")
-    for name, role in job.roles.items():
-        if role.nproc_per_node:
-            raise SpecError(f"roles.{name}.nproc_per_node: only pytorch workers run several processes")
-    if "worker" in job.roles and job.count("worker") < 1:
-        raise SpecError("roles.worker.instances: must be at least 1, got 0")
-
-
-def _rules_tensorflow(job: JobSpec) -> None:
-    for name, role in job.roles.items():
-        if name not in TF_ROLES:
-            raise SpecError(f"roles.{name}: tensorflow roles are {', '.join(TF_ROLES)}")
-        if role.nproc_per_node:
-            raise SpecError(f"roles.{name}.nproc_per_node: only pytorch workers run several processes")
-    for name in ("chief", "evaluator"):
-        if job.count(name) > 1:
-            raise SpecError(f"roles.{name}.instances: a tensorflow job has at most one {name}, "
-                            f"got {job.count(name)}")
-    if job.count("chief") + job.count("worker") < 1:
-        raise SpecError("roles.worker.instances: a tensorflow job needs a chief or at least one worker")
-    if job.count("ps") and not job.count("chief"):
-        raise SpecError("roles.chief.instances: a ParameterServerStrategy job (ps > 0) needs a chief "
-                        "to run the training loop; add --chief")
-
-
-def _rules_pytorch(job: JobSpec) -> None:
-    for name in job.roles:
-        if name == "ps" and job.count("ps"):
-            raise SpecError("roles.ps.instances: pytorch jobs have no parameter servers; remove --num-ps")
-        if name == "evaluator" and job.count("evaluator"):
-            raise SpecError("roles.evaluator.instances: pytorch jobs have no evaluator; remove --evaluator")
-        if name not in ("worker", "ps", "evaluator"):
-            raise SpecError(f"roles.{name}: pytorch jobs have only the worker role")
-    if job.count("worker") < 1:
-        raise SpecError("roles.worker.instances: must be at least 1, got 0")
-
-
-_FRAMEWORK_RULES = {"none": _rules_none, "tensorflow": _rules_tensorflow, "pytorch": _rules_pytorch}

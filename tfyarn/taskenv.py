@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from tfyarn import protocol
+from tfyarn import frameworks, protocol
 from tfyarn.spec import JobSpec
 
 
@@ -72,7 +72,7 @@ def task_env(job: JobSpec, role: str, index: int, app_id: str, previous_address:
         protocol.ENV_FRAMEWORK: job.framework,
         # Only pytorch runs several processes per container (torchrun); a TensorFlow task is one
         # process whatever its GPU count, and gets all of its container's threads.
-        protocol.ENV_NPROC_PER_NODE: str(job.roles[role].processes if job.framework == "pytorch" else 1),
+        protocol.ENV_NPROC_PER_NODE: str(frameworks.get(job.framework).processes(job.roles[role])),
         protocol.ENV_STAGING: staging_plan(job, role, index).to_env(),
     }
     if job.env:

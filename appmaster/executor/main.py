@@ -19,10 +19,11 @@ from typing import Any
 
 import skein
 
-from appmaster.executor import gpus, process, runtimes
+from appmaster.executor import gpus, process
 from appmaster.executor.monitor import Monitor, Timeline
 from appmaster.executor.staging import publish_outputs, publish_snapshot, stage_inputs
-from tfyarn import nodegpus, protocol, taskenv
+from appmaster.executor.threads import thread_env
+from tfyarn import frameworks, nodegpus, protocol, taskenv
 from tfyarn.taskenv import StagingPlan
 
 
@@ -151,7 +152,7 @@ def main() -> int:
 def run_task(app: skein.ApplicationClient, role: str, index: int, started: float,
              stop: process.StopSignals) -> int:
     """One task's life, from its inputs to its published outputs; returns the code to exit with."""
-    framework = os.environ.get(protocol.ENV_FRAMEWORK, "none")
+    framework = frameworks.get(os.environ.get(protocol.ENV_FRAMEWORK, "none"))
     nproc = int(os.environ.get(protocol.ENV_NPROC_PER_NODE, "1"))
     command = protocol.decode_env(os.environ[protocol.ENV_COMMAND])
     tb_uri = os.environ.get(protocol.ENV_TENSORBOARD_URI, "")
@@ -182,16 +183,14 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
 
     base = {**os.environ, **user_env(dict(os.environ))}
     events_file = os.path.join(workdir, ".tfyarn-events")
-    extra = {**input_env, **runtimes.framework_env(framework, role, index, view, nproc),
-             **runtimes.thread_env(base, nproc),
+    extra = {**input_env, **framework.task_env(role, index, view, nproc), **thread_env(base, nproc),
              **gpus.cuda_env(devices), protocol.ENV_EVENTS: events_file}
     tb_dir = os.path.join(workdir, protocol.TENSORBOARD_SUBDIR)
     if tb_uri:
         os.makedirs(tb_dir, exist_ok=True)
         extra[protocol.ENV_TENSORBOARD_DIR] = tb_dir
-    if framework == "pytorch":
-        command = runtimes.pytorch_command(command, index, view, nproc, app.id)
-    if framework != "tensorflow":
+    command = framework.wrap_command(command, index, view, nproc, app.id)
+    if framework.releases_port_before_command:  # else held until the command exits (TF binds it too)
         sock.close()
     print(f"tfyarn: {name} at {address} on GPU(s) [{','.join(map(str, devices))}] runs: {' '.join(command)}",
           file=sys.stderr, flush=True)

@@ -1,4 +1,4 @@
-"""The default command of ParameterServerStrategy's ps and worker tasks.
+"""The default command of ParameterServerStrategy's ps and worker tasks (tfyarn.frameworks.tensorflow).
 
 They only serve: a standard TensorFlow server for the TF_CONFIG the
 executor wrote, until the AM stops the task when the chief has finished.

@@ -140,18 +140,20 @@ def tf(**roles):
 
 
 def test_ps_strategy_defaults_servers_and_lets_the_chief_decide():
-    from tfyarn.spec import TF_SERVER_COMMAND
+    from tfyarn.frameworks.tensorflow import SERVER_COMMAND, TensorFlow
 
     job = tf(chief=1, worker=2, ps=1, evaluator=1)
-    assert job.ps_mode
-    assert job.command_for("ps") == job.command_for("worker") == TF_SERVER_COMMAND
+    assert TensorFlow.ps_mode(job)
+    assert job.command_for("ps") == job.command_for("worker") == SERVER_COMMAND
     assert job.command_for("chief") == job.command_for("evaluator") == ("python", "chief.py")
     assert job.required_roles() == {"chief"} and job.tolerated_roles() == {"evaluator"}
 
 
 def test_multi_worker_tf_runs_the_command_everywhere_and_needs_every_worker():
+    from tfyarn.frameworks.tensorflow import TensorFlow
+
     job = tf(worker=2)
-    assert not job.ps_mode and job.command_for("worker") == ("python", "chief.py")
+    assert not TensorFlow.ps_mode(job) and job.command_for("worker") == ("python", "chief.py")
     assert job.required_roles() == {"worker"}
 
 
@@ -162,9 +164,11 @@ def test_a_role_command_overrides_the_default():
 
 
 def test_pytorch_processes_default_to_gpus():
-    assert RoleSpec("worker", 2, gpus=4).processes == 4
-    assert RoleSpec("worker", 2).processes == 1
-    assert RoleSpec("worker", 2, gpus=4, nproc_per_node=2).processes == 2
+    from tfyarn.frameworks import PYTORCH
+
+    assert PYTORCH.processes(RoleSpec("worker", 2, gpus=4)) == 4
+    assert PYTORCH.processes(RoleSpec("worker", 2)) == 1
+    assert PYTORCH.processes(RoleSpec("worker", 2, gpus=4, nproc_per_node=2)) == 2
 
 
 def test_admission_names_the_limit():

@@ -1,7 +1,7 @@
 """The two ways a task learns who it is must agree: from the AM (restarts) and from its own container."""
-from tfyarn.taskenv import StagingPlan
 from tfyarn import protocol, taskenv
 from tfyarn.spec import InputSpec, JobSpec, OutputSpec, RoleSpec
+from tfyarn.taskenv import StagingPlan
 
 
 def ps_job() -> JobSpec:
@@ -45,14 +45,14 @@ def test_only_the_output_task_publishes_and_a_restart_keeps_its_address():
 
 def test_a_tensorflow_task_with_gpus_is_one_process_and_gets_all_its_threads():
     """OMP_NUM_THREADS was vcores / GPUs for TF, which runs one process per container."""
-    from appmaster.executor import runtimes
+    from appmaster.executor.threads import thread_env
 
     job = JobSpec(name="j", command=("python", "t.py"), framework="tensorflow",
                   roles={"worker": RoleSpec("worker", 2, vcores=4, gpus=2)}).validate()
     env = taskenv.task_env(job, "worker", 0, "application_1_0001")
     assert env[protocol.ENV_NPROC_PER_NODE] == "1"
     nproc = int(env[protocol.ENV_NPROC_PER_NODE])
-    assert runtimes.thread_env({protocol.ENV_SKEIN_VCORES: "4"}, nproc) == {protocol.ENV_OMP_THREADS: "4"}
+    assert thread_env({protocol.ENV_SKEIN_VCORES: "4"}, nproc) == {protocol.ENV_OMP_THREADS: "4"}
     torch_job = JobSpec(name="j", command=("python", "t.py"), framework="pytorch",
                         roles={"worker": RoleSpec("worker", 2, vcores=4, gpus=2)}).validate()
     assert taskenv.task_env(torch_job, "worker", 0, "application_1_0001")[protocol.ENV_NPROC_PER_NODE] == "2"

@@ -1,0 +1,76 @@
+"""``pytorch``: DDP workers, given the variables torchrun sets, or launched by torchrun itself.
+
+One process per container gets torchrun's variables directly, so a
+torchrun script runs unchanged; several per container run under
+``torch.distributed.run`` with a c10d rendezvous on rank 0's reserved port.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from tfyarn.errors import SpecError
+from tfyarn.frameworks.base import ClusterView, Framework
+
+if TYPE_CHECKING:
+    from tfyarn.spec import JobSpec, RoleSpec
+
+
+class PyTorch(Framework):
+    name = "pytorch"
+    roles = ("worker",)
+    env_names = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+                 "GROUP_RANK", "NODE_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE")
+    # Released: MASTER_PORT (or torchrun's c10d store) is rank 0's reserved port, bound by the command.
+    releases_port_before_command = True
+
+    def validate(self, job: JobSpec) -> None:
+        for name in job.roles:  # the CLI's other roles are present with 0 instances: only tasks count
+            if name == "ps" and job.count("ps"):
+                raise SpecError("roles.ps.instances: pytorch jobs have no parameter servers; remove --num-ps")
+            if name == "evaluator" and job.count("evaluator"):
+                raise SpecError("roles.evaluator.instances: pytorch jobs have no evaluator; remove --evaluator")
+            if name not in ("worker", "ps", "evaluator"):
+                raise SpecError(f"roles.{name}: pytorch jobs have only the worker role")
+        if job.count("worker") < 1:
+            raise SpecError("roles.worker.instances: must be at least 1, got 0")
+
+    def processes(self, role: RoleSpec) -> int:
+        """nproc_per_node, else one per GPU, else 1."""
+        return role.nproc_per_node or role.gpus or 1
+
+    def task_env(self, role: str, index: int, view: ClusterView, nproc: int) -> dict[str, str]:
+        """The variables torchrun would set, so a torchrun script runs unchanged.
+
+        With several processes per container torchrun itself sets the per-process
+        ranks; only the node-level variables are given here.
+        """
+        workers = list(view["worker"])
+        master_addr, master_port = workers[0].rsplit(":", 1)
+        env = {"MASTER_ADDR": master_addr, "MASTER_PORT": master_port,
+               "GROUP_RANK": str(index), "NODE_RANK": str(index)}
+        if nproc == 1:
+            n = str(len(workers))
+            env.update({"RANK": str(index), "WORLD_SIZE": n, "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1",
+                        "ROLE_RANK": str(index), "ROLE_WORLD_SIZE": n})
+        return env
+
+    def wrap_command(self, command: Sequence[str], index: int, view: ClusterView, nproc: int,
+                     run_id: str) -> list[str]:
+        """The user's command, wrapped in ``torch.distributed.run`` when a container runs several processes.
+
+        The c10d rendezvous lives on the rank-0 container's reserved port.
+        """
+        if nproc == 1:
+            return list(command)
+        workers = list(view["worker"])
+        launcher = ["python", "-m", "torch.distributed.run", f"--nnodes={len(workers)}",
+                    f"--nproc-per-node={nproc}", f"--node-rank={index}", "--rdzv-backend=c10d",
+                    f"--rdzv-endpoint={workers[0]}", f"--rdzv-id={run_id}"]
+        if os.path.basename(command[0]).startswith("python"):
+            return [*launcher, *command[1:]]  # torchrun takes `script args` or `-m module args`
+        return [*launcher, "--no-python", *command]
+
+
+PYTORCH = PyTorch()
