@@ -11,37 +11,31 @@ that take jobs (the scheduler's REST API), instead of being failed by YARN.
 
 The ``parse_*`` functions read the RM's answers as it really sends them
 (JSON, since tfyarn asks for it; /conf also as XML) and raise ``Unreadable``
-when they cannot, so the caller can say the check did not run.
+when they cannot, so the caller can say the check did not run. The nodes'
+answer is read by tfyarn.rmnodes, which the AM shares.
 """
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
 from tfyarn.errors import SpecError
+from tfyarn.nodegpus import GPU
+from tfyarn.rest import Unreadable, parse_json
+from tfyarn.rmnodes import NodeCapacity, parse_nodes
 from tfyarn.spec import JobSpec
 
-GPU = "yarn.io/gpu"
+__all__ = ["NodeCapacity", "Queue", "SchedulerLimits", "Unreadable", "check_fits", "check_limits", "check_queue",
+           "parse_conf", "parse_nodes", "parse_queues"]
+
 MAX_MB = "yarn.scheduler.maximum-allocation-mb"
-
-
-class Unreadable(Exception):
-    """An RM answer is not in a form tfyarn understands; the message says how."""
-
-
-def _json(raw: bytes) -> Any:
-    try:
-        return json.loads(raw)
-    except ValueError as e:
-        raise Unreadable(f"not JSON ({e})") from None
 
 
 def parse_conf(raw: bytes) -> dict[str, str]:
     """The RM's /conf page as properties: JSON ({"properties": [{"key", "value"}]}) or Hadoop's XML."""
     if raw.lstrip().startswith(b"{"):
-        doc = _json(raw)
+        doc = parse_json(raw)
         items = doc.get("properties") if isinstance(doc, dict) else None
         if not isinstance(items, list):
             raise Unreadable("JSON without a \"properties\" list")
@@ -55,32 +49,6 @@ def parse_conf(raw: bytes) -> dict[str, str]:
     if MAX_MB not in props:
         raise Unreadable(f"no {MAX_MB} in it")
     return props
-
-
-@dataclass(frozen=True)
-class NodeCapacity:
-    node_id: str
-    memory_mb: int
-    vcores: int
-    gpus: int
-
-    @classmethod
-    def from_rm(cls, node: dict[str, Any]) -> NodeCapacity:
-        total = node.get("totalResource") or {}
-        infos = ((total.get("resourceInformations") or {}).get("resourceInformation")) or []
-        gpus = sum(int(i.get("value", 0)) for i in infos if i.get("name") == GPU)
-        return cls(node.get("id", "?"), int(total.get("memory", 0)), int(total.get("vCores", 0)), gpus)
-
-
-def parse_nodes(raw: bytes) -> list[NodeCapacity]:
-    """The RM's /ws/v1/cluster/nodes answer ({"nodes": null} when there are none)."""
-    doc = _json(raw)
-    if not isinstance(doc, dict) or "nodes" not in doc:
-        raise Unreadable("JSON without \"nodes\"")
-    try:
-        return [NodeCapacity.from_rm(n) for n in ((doc["nodes"] or {}).get("node") or [])]
-    except (AttributeError, TypeError, ValueError) as e:
-        raise Unreadable(f"unexpected node record ({e})") from None
 
 
 @dataclass(frozen=True)
@@ -150,7 +118,7 @@ class Queue:
 def parse_queues(raw: bytes) -> list[Queue] | None:
     """The capacity scheduler's queues from /ws/v1/cluster/scheduler; None for a scheduler that
     takes any queue name (the fair scheduler creates undeclared queues by default; FIFO has one)."""
-    doc = _json(raw)
+    doc = parse_json(raw)
     try:
         info = doc["scheduler"]["schedulerInfo"]
         if info.get("type") != "capacityScheduler":

@@ -20,7 +20,7 @@ from typing import Any
 
 import skein
 
-from tfyarn import hadoop_env, protocol
+from tfyarn import hadoop_env, protocol, rmnodes
 from tfyarn.admission import (
     NodeCapacity,
     SchedulerLimits,
@@ -134,7 +134,7 @@ class Client:
 
     def nodes(self) -> list[NodeCapacity]:
         """RUNNING nodes' capacities from the RM's REST API (FetchError, Unreadable)."""
-        return parse_nodes(self._rm_rest("/ws/v1/cluster/nodes?states=RUNNING")[1])
+        return rmnodes.get_nodes(hadoop_env.rm_web(self.hadoop.conf_dir))
 
     def limits(self) -> SchedulerLimits:
         """The scheduler's limits from the RM's effective configuration (FetchError, Unreadable)."""
@@ -153,7 +153,7 @@ class Client:
              lambda raw: _check_queue(spec.queue, parse_queues(raw))),
             ("/conf", "the scheduler's limits",
              lambda raw: check_limits(spec, SchedulerLimits.from_conf(parse_conf(raw)), am_mb)),
-            ("/ws/v1/cluster/nodes?states=RUNNING", "the nodes' capacities",
+            (rmnodes.RUNNING_NODES_PATH, "the nodes' capacities",
              lambda raw: check_fits(spec, parse_nodes(raw))),
         ]
         for path, what, check in checks:

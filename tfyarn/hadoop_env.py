@@ -21,7 +21,7 @@ from tfyarn import protocol
 from tfyarn.cluster.layout import ClusterLayout
 from tfyarn.errors import SpecError, UnreachableError
 
-_HOW = ("start the local cluster with `tfyarn cluster up`, or point HADOOP_CONF_DIR at a "
+_HOW = (f"start the local cluster with `tfyarn cluster up`, or point {protocol.ENV_HADOOP_CONF_DIR} at a "
         "running cluster's configuration (with its `yarn` command on PATH)")
 
 
@@ -52,7 +52,7 @@ def read_conf(conf_dir: Path, filename: str) -> dict[str, str]:
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError as e:
-        raise SpecError(f"{path}: not valid XML ({e}); fix the file, or point HADOOP_CONF_DIR at a "
+        raise SpecError(f"{path}: not valid XML ({e}); fix the file, or point {protocol.ENV_HADOOP_CONF_DIR} at a "
                         "cluster's configuration") from None
     except OSError as e:
         raise SpecError(f"{path}: cannot be read ({e.strerror or e}); fix its permissions") from None
@@ -87,11 +87,11 @@ def discover() -> HadoopEnv:
     if env_dir:
         conf_dir = Path(env_dir)
         if not conf_dir.is_dir():
-            raise UnreachableError(f"HADOOP_CONF_DIR={env_dir} is not a directory; {_HOW}")
+            raise UnreachableError(f"{protocol.ENV_HADOOP_CONF_DIR}={env_dir} is not a directory; {_HOW}")
     elif (layout.conf_dir / "yarn-site.xml").exists():
         conf_dir = layout.conf_dir
     else:
-        raise UnreachableError(f"no Hadoop cluster configured (HADOOP_CONF_DIR is unset); {_HOW}")
+        raise UnreachableError(f"no Hadoop cluster configured ({protocol.ENV_HADOOP_CONF_DIR} is unset); {_HOW}")
     if not shutil.which("yarn", path=path) and (layout.bin_dir / "yarn").exists():
         path = f"{layout.bin_dir}:{path}"
     if not shutil.which("yarn", path=path):

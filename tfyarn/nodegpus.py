@@ -1,17 +1,28 @@
-"""What a NodeManager says about its GPUs: the devices it found and those YARN bound.
+"""YARN's GPUs as its REST answers tell them: a resource's GPU count, and a NodeManager's devices.
 
-YARN's GPU plugin assigns devices only under the LinuxContainerExecutor
-with cgroups; then the NodeManager's REST resource endpoint lists each
-container's devices. Both wings read it: the executor for its own
-devices, the AM to bind devices itself where YARN binds none.
+``GPU`` is the one spelling of YARN's GPU resource type. ``resource_gpus``
+reads the count out of any resource record of the RM's or NM's answers
+(a node's total or available resource). YARN's GPU plugin assigns devices
+only under the LinuxContainerExecutor with cgroups; then the NodeManager's
+REST resource endpoint lists each container's devices. Both wings read it:
+the executor for its own devices, the AM to bind devices itself where YARN
+binds none.
 """
 from __future__ import annotations
 
+import urllib.parse
 from typing import Any
 
 from tfyarn.rest import fetch_json
 
-GPU_RESOURCE_PATH = "/ws/v1/node/resources/yarn.io%2Fgpu"
+GPU = "yarn.io/gpu"  # YARN's resource type for GPUs (resource-types.xml, the GPU plugin, container asks)
+GPU_RESOURCE_PATH = f"/ws/v1/node/resources/{urllib.parse.quote(GPU, safe='')}"
+
+
+def resource_gpus(resource: dict[str, Any] | None) -> int:
+    """The GPUs in a resource record: ``{"resourceInformations": {"resourceInformation": [...]}}``."""
+    infos = ((resource or {}).get("resourceInformations") or {}).get("resourceInformation") or []
+    return sum(int(i.get("value", 0)) for i in infos if i.get("name") == GPU)
 
 
 def node_gpu_info(node_http_address: str) -> dict[str, Any] | None:

@@ -10,12 +10,13 @@ import os
 import socket
 from pathlib import Path
 
+from tfyarn import protocol
 from tfyarn.errors import SpecError, UnreachableError
 from tfyarn.hadoop_env import read_conf
 from tfyarn.spec import JobSpec
 from tfyarn.storage import Location, StorageUri, locate, parse_uri
 
-_HOW = "start the local cluster with `tfyarn cluster up`, or check fs.defaultFS in HADOOP_CONF_DIR"
+_HOW = f"start the local cluster with `tfyarn cluster up`, or check fs.defaultFS in {protocol.ENV_HADOOP_CONF_DIR}"
 
 
 def namenode_addresses(uri: StorageUri, conf_dir: Path) -> list[tuple[str, int]]:
@@ -61,7 +62,7 @@ def _exists(loc: Location) -> bool:
 
 
 def check_paths(spec: JobSpec, conf_dir: Path | None = None) -> None:
-    conf = conf_dir or Path(os.environ.get("HADOOP_CONF_DIR", "."))
+    conf = conf_dir or Path(os.environ.get(protocol.ENV_HADOOP_CONF_DIR, "."))
     uris = [parse_uri(i.src, f"inputs[{n}].src") for n, i in enumerate(spec.inputs)]
     uris += [parse_uri(o.dest, f"outputs[{n}].dest") for n, o in enumerate(spec.outputs)]
     for uri in {u for u in uris if u.scheme == "hdfs"}:

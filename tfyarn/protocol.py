@@ -13,7 +13,7 @@ from typing import Any
 # --- client-side environment -------------------------------------------------
 ENV_CLUSTER_DIR = "TFYARN_CLUSTER_DIR"  # where `tfyarn cluster` keeps a local cluster
 ENV_JAR_CACHE = "TFYARN_JAR_CACHE"  # where the Hadoop jars are cached
-ENV_HADOOP_CONF_DIR = "HADOOP_CONF_DIR"
+ENV_HADOOP_CONF_DIR = "HADOOP_CONF_DIR"  # the Hadoop client config the client reads (YARN sets it on containers too)
 ENV_PRINCIPAL = "TFYARN_PRINCIPAL"  # Kerberos principal handed to skein (tfyarn --principal)
 ENV_KEYTAB = "TFYARN_KEYTAB"  # its keytab (tfyarn --keytab)
 
@@ -21,6 +21,17 @@ ENV_KEYTAB = "TFYARN_KEYTAB"  # its keytab (tfyarn --keytab)
 ENV_SKEIN_CONTAINER_ID = "SKEIN_CONTAINER_ID"  # "<service>_<instance>", e.g. "worker_0"
 ENV_SKEIN_APP_ID = "SKEIN_APPLICATION_ID"
 ENV_SKEIN_VCORES = "SKEIN_RESOURCE_VCORES"  # the container's vcores
+
+# --- set by YARN on every container (its NodeManager's launch script) -----------
+ENV_YARN_CONTAINER_ID = "CONTAINER_ID"  # container_[e<epoch>_]<ts>_<app>_<attempt>_<n>
+ENV_NM_HOST = "NM_HOST"  # the node the container runs on
+ENV_NM_PORT = "NM_PORT"  # its NodeManager's RPC port
+ENV_NM_HTTP_PORT = "NM_HTTP_PORT"  # its NodeManager's web port (the GPU answer: tfyarn.nodegpus)
+ENV_LOCAL_DIRS = "LOCAL_DIRS"  # the application's local dirs on the node, comma-separated
+ENV_LOG_DIRS = "LOG_DIRS"  # the container's log dirs, comma-separated (what `tfyarn logs` shows)
+ENV_LOCAL_USER_DIRS = "LOCAL_USER_DIRS"  # the user's local dirs on the node, comma-separated
+ENV_USER = "USER"  # the user the container runs as (the job's owner)
+ENV_HADOOP_USER_NAME = "HADOOP_USER_NAME"  # Hadoop's simple-auth user: the owner where USER is unset
 
 # --- set by the plan on the ApplicationMaster container ----------------------
 ENV_JOB = "TFYARN_JOB"  # the job spec, encode_env()d (task containers get it too: see tfyarn.taskenv)
@@ -169,7 +180,6 @@ RECORD_CONTAINER = "container"
 
 
 # Executor exit codes that are not the user command's own.
-EXIT_EXECUTOR_ERROR = 120  # the executor itself failed before or around the user command
 EXIT_STAGING_FAILED = 121  # inputs could not be staged: the user command never started
 EXIT_OUTPUT_FAILED = 122  # the command succeeded but its outputs could not be published
 EXIT_COMMAND_NOT_FOUND = 127  # as a shell reports it

@@ -3,7 +3,7 @@
 ``fetch``'s ``None`` means "did not answer (yet)": callers poll daemons that
 are starting, so an unreachable endpoint is an expected state, not an error.
 ``get`` says why instead, for callers that must tell the user (a check that
-could not run).
+could not run); ``parse_json`` likewise says why an answer cannot be read.
 """
 from __future__ import annotations
 
@@ -16,6 +16,18 @@ from typing import Any
 
 class FetchError(Exception):
     """An endpoint gave no usable answer; the message says why in a few words."""
+
+
+class Unreadable(Exception):
+    """An answer is not in a form tfyarn understands; the message says how."""
+
+
+def parse_json(raw: bytes) -> Any:
+    """``raw`` as JSON, or Unreadable saying why not."""
+    try:
+        return json.loads(raw)
+    except ValueError as e:
+        raise Unreadable(f"not JSON ({e})") from None
 
 
 def get(url: str, method: str = "GET", timeout: float = 5.0) -> bytes:

@@ -180,21 +180,15 @@ def handle_failures(app: skein.ApplicationClient, job: Job, pool: gpus.DevicePoo
 
 def free_resources(rm_web: str) -> str:
     """What the cluster's running nodes have free, in words, for a timeout's message."""
-    from tfyarn.rest import fetch_json
+    from tfyarn.rmnodes import fetch_nodes
 
-    data = fetch_json(f"{rm_web}/ws/v1/cluster/nodes?states=RUNNING") if rm_web else None
-    nodes = ((data or {}).get("nodes") or {}).get("node") or []
+    nodes = fetch_nodes(rm_web) if rm_web else None
     if not nodes:
         return ""
-
-    def gpu(resource: dict[str, Any]) -> int:
-        infos = ((resource or {}).get("resourceInformations") or {}).get("resourceInformation") or []
-        return sum(int(i.get("value", 0)) for i in infos if i.get("name") == "yarn.io/gpu")
-
-    mem = sum(int(n.get("availMemoryMB", 0)) for n in nodes)
-    cores = sum(int(n.get("availableVirtualCores", 0)) for n in nodes)
-    free_gpus = sum(gpu(n.get("availableResource", {})) for n in nodes)
-    total_gpus = sum(gpu(n.get("totalResource", {})) for n in nodes)
+    mem = sum(n.free_memory_mb for n in nodes)
+    cores = sum(n.free_vcores for n in nodes)
+    free_gpus = sum(n.free_gpus for n in nodes)
+    total_gpus = sum(n.gpus for n in nodes)
     return (f"the cluster's {len(nodes)} node(s) have {mem} MiB, {cores} vcore(s) and "
             f"{free_gpus} of {total_gpus} GPU(s) free")
 

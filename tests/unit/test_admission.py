@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tfyarn import rmnodes
 from tfyarn.admission import (
+    NodeCapacity,
     SchedulerLimits,
     Unreadable,
     check_limits,
@@ -69,6 +71,32 @@ def test_conf_is_read_as_json_and_as_xml(raw):
 def test_unreadable_conf_says_why(raw, why):
     with pytest.raises(Unreadable, match=why):
         parse_conf(raw)
+
+
+NODES = json.dumps({"nodes": {"node": [{
+    "id": "127.0.0.1:8041", "state": "RUNNING", "availMemoryMB": 12288, "availableVirtualCores": 14,
+    "totalResource": {"memory": 16384, "vCores": 16, "resourceInformations": {"resourceInformation": [
+        {"name": "memory-mb", "value": 16384, "units": "Mi"}, {"name": "vcores", "value": 16},
+        {"name": "yarn.io/gpu", "value": 4, "units": ""}]}},
+    "availableResource": {"memory": 12288, "vCores": 14, "resourceInformations": {"resourceInformation": [
+        {"name": "memory-mb", "value": 12288}, {"name": "yarn.io/gpu", "value": 3}]}},
+}]}}).encode()
+
+
+def test_nodes_total_and_free_with_gpus():
+    (node,) = parse_nodes(NODES)
+    assert node == NodeCapacity("127.0.0.1:8041", 16384, 16, 4, "RUNNING", 12288, 14, 3)
+
+
+def test_nodes_are_asked_of_the_rm_once_for_running_ones(monkeypatch):
+    asked: list[str] = []
+    monkeypatch.setattr(rmnodes, "get", lambda url, timeout: asked.append(url) or NODES)
+    assert [n.gpus for n in rmnodes.get_nodes("http://rm:8088/")] == [4]
+    assert asked == ["http://rm:8088/ws/v1/cluster/nodes?states=RUNNING"]
+    monkeypatch.setattr(rmnodes, "get", lambda url, timeout: b"<html>")
+    assert rmnodes.fetch_nodes("http://rm:8088") is None  # unreadable: "no answer" for pollers
+    with pytest.raises(Unreadable, match="not JSON"):
+        rmnodes.get_nodes("http://rm:8088")
 
 
 def test_nodes_none_and_garbage():
@@ -163,7 +191,7 @@ def test_garbage_answers_warn_for_every_check(rm_web):
     said = warnings_of_admission(conf_dir)
     assert len(said) == 3, said
     for line, what, path in zip(said, ("queues", "limits", "nodes' capacities"),
-                                ("/ws/v1/cluster/scheduler", "/conf", "/ws/v1/cluster/nodes")):
+                                ("/ws/v1/cluster/scheduler", "/conf", "/ws/v1/cluster/nodes"), strict=True):
         assert line.startswith(f"Warning: could not read the scheduler's {what}" if what != "nodes' capacities"
                                else "Warning: could not read the nodes' capacities"), line
         assert f"http://127.0.0.1:{port}{path}" in line

@@ -20,6 +20,15 @@ def test_devices_yarn_assigned_win_and_are_never_handed_out_again():
     assert got == [0, 1, 3]
 
 
+def test_a_resources_gpus_are_its_yarn_gpu_entries_only():
+    total = {"memory": 8192, "resourceInformations": {"resourceInformation": [
+        {"name": "memory-mb", "value": 8192}, {"name": "vcores", "value": 8}, {"name": nodegpus.GPU, "value": 2}]}}
+    assert nodegpus.resource_gpus(total) == 2
+    assert nodegpus.resource_gpus({"memory": 8192}) == 0  # a cluster without the GPU resource type
+    assert nodegpus.resource_gpus(None) == 0
+    assert nodegpus.GPU_RESOURCE_PATH == "/ws/v1/node/resources/yarn.io%2Fgpu"
+
+
 def test_pool_gives_disjoint_devices_per_node_and_reuses_released_ones():
     pool = DevicePool()
     a = pool.bind("n1", "worker:0", 1, [0, 1, 2, 3])

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from tfyarn import protocol
 from tfyarn.cluster import ClusterLayout, ClusterOptions, ClusterStatus, LocalCluster
 from tfyarn.cluster.layout import default_cluster_dir
 from tfyarn.errors import SpecError
@@ -23,7 +24,7 @@ def _cluster(ctx: click.Context, options: ClusterOptions | None = None) -> Local
 
 @click.group()
 @click.option("--dir", "root", type=click.Path(file_okay=False, path_type=Path), default=None,
-              envvar="TFYARN_CLUSTER_DIR", show_envvar=True,
+              envvar=protocol.ENV_CLUSTER_DIR, show_envvar=True,
               help="Cluster dir (config, data, logs). [default: ~/.tfyarn/cluster]")
 @click.pass_context
 def cluster(ctx: click.Context, root: Path | None) -> None:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from tfyarn import protocol
 from tfyarn.cluster.layout import HOST, ClusterLayout
-
-GPU_RESOURCE = "yarn.io/gpu"
+from tfyarn.nodegpus import GPU
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def hdfs_site(layout: ClusterLayout) -> dict[str, str]:
 def yarn_site(layout: ClusterLayout, opts: ClusterOptions) -> dict[str, str]:
     p = layout.ports
     whitelist = ",".join([
-        "JAVA_HOME", "HADOOP_COMMON_HOME", "HADOOP_HDFS_HOME", "HADOOP_CONF_DIR",
+        "JAVA_HOME", "HADOOP_COMMON_HOME", "HADOOP_HDFS_HOME", protocol.ENV_HADOOP_CONF_DIR,
         "CLASSPATH_PREPEND_DISTCACHE", "HADOOP_YARN_HOME", "HADOOP_HOME", "PATH", "LANG", "TZ",
     ])
     return {
@@ -137,7 +137,7 @@ def gpu_plugin(layout: ClusterLayout, opts: ClusterOptions) -> dict[str, str]:
     if opts.gpus == 0:
         return {}
     return {
-        "yarn.nodemanager.resource-plugins": GPU_RESOURCE,
+        "yarn.nodemanager.resource-plugins": GPU,
         "yarn.nodemanager.resource-plugins.gpu.path-to-discovery-executables": str(nvidia_smi_path(layout)),
         "yarn.nodemanager.resource-plugins.gpu.allowed-gpu-devices": "auto",
     }
@@ -185,8 +185,8 @@ def capacity_scheduler() -> dict[str, str]:
 
 
 def resource_types() -> dict[str, str]:
-    """Declares yarn.io/gpu; also read by clients (skein refuses gpus>0 without it)."""
-    return {"yarn.resource-types": GPU_RESOURCE}
+    """Declares the GPU resource type; also read by clients (skein refuses gpus>0 without it)."""
+    return {"yarn.resource-types": GPU}
 
 
 LOG4J = """\

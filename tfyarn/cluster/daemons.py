@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tfyarn import protocol
 from tfyarn.cluster.java import JAVA17_FLAGS, java_home
 from tfyarn.cluster.layout import HOST, ClusterLayout
 from tfyarn.errors import ClusterError
@@ -56,7 +57,7 @@ def daemon_env(layout: ClusterLayout) -> dict[str, str]:
     path = [str(layout.bin_dir), str(Path(sys.executable).parent), env.get("PATH", "/usr/bin:/bin")]
     env.update({
         "JAVA_HOME": str(java_home()),
-        "HADOOP_CONF_DIR": str(layout.conf_dir),
+        protocol.ENV_HADOOP_CONF_DIR: str(layout.conf_dir),
         "HADOOP_HOME": str(layout.root),
         "PATH": ":".join(path),
     })
@@ -227,10 +228,10 @@ def _is_container(pid: int, layout: ClusterLayout) -> bool:
     dir (kept for debugging after the container ends) and is no container.
     """
     env = _environ(pid)
-    if "CONTAINER_ID" not in env:
+    if protocol.ENV_YARN_CONTAINER_ID not in env:
         return False
     nm_local = os.path.realpath(layout.nm_local_dir)
-    return any(_under(d, nm_local) for d in (_cwd(pid), *env.get("LOCAL_DIRS", "").split(",")))
+    return any(_under(d, nm_local) for d in (_cwd(pid), *env.get(protocol.ENV_LOCAL_DIRS, "").split(",")))
 
 
 def _spared(table: dict[int, tuple[int, int]]) -> set[int]:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from tfyarn import protocol
 from tfyarn.cluster.layout import ClusterLayout
 from tfyarn.errors import ClusterError
 
@@ -54,7 +55,7 @@ def ensure_jars(layout: ClusterLayout, progress: Callable[[str], None]) -> Path:
     mvn = shutil.which("mvn")
     if not mvn:
         raise ClusterError("Maven (mvn) is not on PATH: install Maven 3, or point "
-                           "TFYARN_JAR_CACHE at a dir whose lib/ holds the Hadoop jars")
+                           f"{protocol.ENV_JAR_CACHE} at a dir whose lib/ holds the Hadoop jars")
     pom_text = _pom_text()
     layout.jar_cache.mkdir(parents=True, exist_ok=True)
     pom = layout.jar_cache / "pom.xml"

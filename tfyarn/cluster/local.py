@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfyarn import protocol
 from tfyarn.cluster import clusterdir, daemons
 from tfyarn.cluster.config import ClusterOptions, config_files
 from tfyarn.cluster.jars import ensure_jars
@@ -16,6 +17,7 @@ from tfyarn.cluster.layout import ClusterLayout
 from tfyarn.cluster.scripts import write_scripts
 from tfyarn.errors import ClusterError
 from tfyarn.rest import fetch_json
+from tfyarn.rmnodes import NodeCapacity, fetch_nodes
 
 Progress = Callable[[str], None]
 
@@ -65,11 +67,9 @@ class LocalCluster:
         beans = (data or {}).get("beans") or []
         return bool(beans[0].get("Safemode")) if beans else None
 
-    def _nodes(self) -> list[dict[str, Any]] | None:
-        data = fetch_json(f"{self.layout.rm_web}/ws/v1/cluster/nodes")
-        if data is None:
-            return None
-        return ((data.get("nodes") or {}).get("node")) or []
+    def _nodes(self) -> list[NodeCapacity] | None:
+        """The RUNNING NodeManagers; None while the ResourceManager does not answer."""
+        return fetch_nodes(self.layout.rm_web)
 
     def _wait(self, what: str, ready: Callable[[], bool], watch: list[daemons.Daemon],
               timeout_s: float) -> None:
@@ -121,8 +121,7 @@ class LocalCluster:
             self._mkdirs()
             for d in (daemons.RESOURCEMANAGER, daemons.NODEMANAGER):
                 self._start(d, was_running, progress)
-            self._wait("a RUNNING NodeManager",
-                       lambda: any(n.get("state") == "RUNNING" for n in (self._nodes() or [])),
+            self._wait("a RUNNING NodeManager", lambda: bool(self._nodes()),
                        [daemons.RESOURCEMANAGER, daemons.NODEMANAGER], timeout_s)
         except BaseException:
             if not was_running:
@@ -175,10 +174,9 @@ class LocalCluster:
             st.hdfs_safemode = self._safemode()
             st.live_datanodes = (self._nn_info() or {}).get("NumLiveDataNodes")
         if daemons.running_pid(lay, daemons.RESOURCEMANAGER):
-            nodes = self._nodes() or []
-            running = [n for n in nodes if n.get("state") == "RUNNING"]
+            running = self._nodes() or []
             st.running_nodemanagers = len(running)
-            st.gpus_total = sum(_gpus(n) for n in running)
+            st.gpus_total = sum(n.gpus for n in running)
         return st
 
     def env_lines(self) -> list[str]:
@@ -186,11 +184,6 @@ class LocalCluster:
         lay = self.layout
         return [
             f"export JAVA_HOME={shlex.quote(str(java_home()))}",
-            f"export HADOOP_CONF_DIR={shlex.quote(str(lay.conf_dir))}",
+            f"export {protocol.ENV_HADOOP_CONF_DIR}={shlex.quote(str(lay.conf_dir))}",
             f'export PATH={shlex.quote(str(lay.bin_dir))}:"$PATH"',
         ]
-
-
-def _gpus(node: dict[str, Any]) -> int:
-    infos = ((node.get("totalResource") or {}).get("resourceInformations") or {}).get("resourceInformation") or []
-    return sum(int(i.get("value", 0)) for i in infos if i.get("name") == "yarn.io/gpu")

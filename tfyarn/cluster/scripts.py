@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from tfyarn import protocol
 from tfyarn.cluster.java import CLIENT_FLAGS, JAVA17_FLAGS, java_home
 from tfyarn.cluster.layout import ClusterLayout
 
@@ -59,7 +60,7 @@ def render(name: str, layout: ClusterLayout) -> str:
     )
     flags = " ".join(shlex.quote(f) for f in [*CLIENT_FLAGS, *JAVA17_FLAGS])
     subs = " ".join(table)
-    q = shlex.quote
+    q, conf = shlex.quote, protocol.ENV_HADOOP_CONF_DIR
     return f"""#!/usr/bin/env bash
 # {name}: written by `tfyarn cluster up` for the local cluster in {comment_safe(str(layout.root))}.
 # Runs the real Hadoop {name} subcommands on the cached Hadoop jars.
@@ -67,8 +68,8 @@ tfyarn_java_home={q(str(java_home()))}
 tfyarn_conf_dir={q(str(layout.conf_dir))}
 tfyarn_lib_dir={q(str(layout.lib_dir))}
 export JAVA_HOME="${{JAVA_HOME:-$tfyarn_java_home}}"
-export HADOOP_CONF_DIR="${{HADOOP_CONF_DIR:-$tfyarn_conf_dir}}"
-CP="$HADOOP_CONF_DIR:$tfyarn_lib_dir/*"
+export {conf}="${{{conf}:-$tfyarn_conf_dir}}"
+CP="${conf}:$tfyarn_lib_dir/*"
 # As Hadoop's own launcher: a bare `classpath` prints it; with options the Classpath class runs.
 if [ "${{1:-}}" = classpath ] && [ $# -eq 1 ]; then echo "$CP"; exit 0; fi
 case "${{1:-}}" in

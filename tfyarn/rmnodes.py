@@ -1,0 +1,65 @@
+"""The ResourceManager's nodes (its /ws/v1/cluster/nodes REST answer), asked for and read here only.
+
+Three callers need them: the client's admission check (does a container fit
+the largest node), `tfyarn cluster status` (NodeManagers running, GPUs
+advertised) and the AM's allocation-timeout message (what is free). Both
+sides import it, so it uses the stdlib only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tfyarn.nodegpus import resource_gpus
+from tfyarn.rest import FetchError, Unreadable, get, parse_json
+
+__all__ = ["NODES_PATH", "RUNNING_NODES_PATH", "FetchError", "NodeCapacity", "Unreadable", "fetch_nodes",
+           "get_nodes", "parse_nodes"]
+
+NODES_PATH = "/ws/v1/cluster/nodes"
+RUNNING_NODES_PATH = f"{NODES_PATH}?states=RUNNING"  # only nodes that take containers
+
+
+@dataclass(frozen=True)
+class NodeCapacity:
+    """One node: what it offers in all, and what is free of it now."""
+
+    node_id: str
+    memory_mb: int
+    vcores: int
+    gpus: int
+    state: str = "RUNNING"
+    free_memory_mb: int = 0
+    free_vcores: int = 0
+    free_gpus: int = 0
+
+    @classmethod
+    def from_rm(cls, node: dict[str, Any]) -> NodeCapacity:
+        total = node.get("totalResource") or {}
+        return cls(str(node.get("id", "?")), int(total.get("memory", 0)), int(total.get("vCores", 0)),
+                   resource_gpus(total), str(node.get("state") or ""), int(node.get("availMemoryMB", 0)),
+                   int(node.get("availableVirtualCores", 0)), resource_gpus(node.get("availableResource")))
+
+
+def parse_nodes(raw: bytes) -> list[NodeCapacity]:
+    """The RM's nodes answer ({"nodes": null} when there are none); Unreadable saying why otherwise."""
+    doc = parse_json(raw)
+    if not isinstance(doc, dict) or "nodes" not in doc:
+        raise Unreadable("JSON without \"nodes\"")
+    try:
+        return [NodeCapacity.from_rm(n) for n in ((doc["nodes"] or {}).get("node") or [])]
+    except (AttributeError, TypeError, ValueError) as e:
+        raise Unreadable(f"unexpected node record ({e})") from None
+
+
+def get_nodes(rm_web: str, timeout: float = 5.0) -> list[NodeCapacity]:
+    """The RUNNING nodes of the RM at ``rm_web`` (http://host:port); FetchError or Unreadable saying why not."""
+    return parse_nodes(get(f"{rm_web.rstrip('/')}{RUNNING_NODES_PATH}", timeout=timeout))
+
+
+def fetch_nodes(rm_web: str, timeout: float = 5.0) -> list[NodeCapacity] | None:
+    """``get_nodes``, or None while the RM does not answer (yet) or answers what cannot be read."""
+    try:
+        return get_nodes(rm_web, timeout)
+    except (FetchError, Unreadable):
+        return None
