@@ -8,9 +8,12 @@ from pathlib import Path
 import click
 
 from tfyarn import protocol
+from tfyarn.cli.params import memory_text
 from tfyarn.cluster import ClusterLayout, ClusterOptions, ClusterStatus, LocalCluster
-from tfyarn.cluster.layout import default_cluster_dir
+from tfyarn.cluster.layout import DEFAULT_CLUSTER_DIR, default_cluster_dir
+from tfyarn.cluster.local import UP_TIMEOUT_S
 from tfyarn.errors import SpecError
+from tfyarn.nodegpus import GPU
 from tfyarn.spec import parse_memory
 
 
@@ -25,7 +28,7 @@ def _cluster(ctx: click.Context, options: ClusterOptions | None = None) -> Local
 @click.group()
 @click.option("--dir", "root", type=click.Path(file_okay=False, path_type=Path), default=None,
               envvar=protocol.ENV_CLUSTER_DIR, show_envvar=True,
-              help="Cluster dir (config, data, logs). [default: ~/.tfyarn/cluster]")
+              help=f"Cluster dir (config, data, logs). [default: {DEFAULT_CLUSTER_DIR}]")
 @click.pass_context
 def cluster(ctx: click.Context, root: Path | None) -> None:
     """Run a real single-node Hadoop 3.5 cluster (HDFS + YARN) on this machine.
@@ -34,17 +37,21 @@ def cluster(ctx: click.Context, root: Path | None) -> None:
     The Hadoop jars come from Maven Central on the first `up` and are cached
     (~/.cache/tfyarn, override with TFYARN_JAR_CACHE). Every daemon listens
     on 127.0.0.1 only. HDFS data survives `down`; `down --purge` deletes it.
+    Extra JVM flags for its client commands (bin/yarn, hdfs, hadoop):
+    TFYARN_CLIENT_OPTS.
     """
     ctx.obj = {"dir": (root or default_cluster_dir()).expanduser().absolute()}
 
 
 @cluster.command()
 @click.option("--gpus", type=click.IntRange(min=0), default=ClusterOptions.gpus, show_default=True,
-              help="GPUs the NodeManager advertises as yarn.io/gpu (scheduled even without real GPUs).")
-@click.option("--memory", default="16g", show_default=True, help="Memory the NodeManager offers to containers.")
+              help=f"GPUs the NodeManager advertises as {GPU} (scheduled even without real GPUs).")
+@click.option("--memory", default=memory_text(ClusterOptions.memory_mb), show_default=True,
+              help="Memory the NodeManager offers to containers; the largest container gets at most "
+                   f"{memory_text(ClusterOptions.max_container_mb)} of it.")
 @click.option("--vcores", type=click.IntRange(min=1), default=ClusterOptions.vcores, show_default=True,
               help="Virtual cores the NodeManager offers.")
-@click.option("--timeout", type=click.IntRange(min=10), default=180, show_default=True,
+@click.option("--timeout", type=click.IntRange(min=10), default=UP_TIMEOUT_S, show_default=True,
               help="Seconds to wait for the daemons.")
 @click.pass_context
 def up(ctx: click.Context, gpus: int, memory: str, vcores: int, timeout: int) -> None:

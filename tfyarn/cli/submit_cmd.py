@@ -17,8 +17,9 @@ from typing import Any
 import click
 import yaml
 
-from tfyarn.cli.params import EXIT_CODES, KEY_VALUE, MEMORY
+from tfyarn.cli.params import EXIT_CODES, KEY_VALUE, MEMORY, default_help
 from tfyarn.errors import JobFailed, SpecError
+from tfyarn.nodegpus import GPU
 from tfyarn.spec import FRAMEWORKS, INPUT_MODES, RESTART_POLICIES, JobSpec, show, split_pair
 
 ROLES = ("chief", "worker", "ps", "evaluator")
@@ -219,19 +220,23 @@ def _role_options(f: Any) -> Any:
         f = click.option(f"--{role}-permanent-exit-codes", type=EXIT_CODES, default=None, metavar="N[,N...]",
                          help=f"Exit codes of a {role} task that are never retried.")(f)
         f = click.option(f"--{role}-restart-backoff", type=click.IntRange(min=0), default=None, metavar="SECONDS",
-                         help=f"Wait before restarting a {role} task, doubled each time. [default: 2]")(f)
+                         help=f"Wait before restarting a {role} task, doubled each time. "
+                              f"{default_help(f'roles.{role}.restart_backoff_s')}")(f)
         f = click.option(f"--{role}-max-restarts", type=click.IntRange(min=0), default=None,
-                         help=f"Restarts allowed per {role} task (per job for 'all'). [default: 3]")(f)
+                         help=f"Restarts allowed per {role} task (per job for 'all'). "
+                              f"{default_help(f'roles.{role}.max_restarts')}")(f)
         f = click.option(f"--{role}-restart", type=click.Choice(RESTART_POLICIES), default=None,
                          help=f"When a {role} task fails: never (job fails), on-failure (restart it; it "
-                              "rejoins), all (restart every task, new rendezvous). [default: never]")(f)
+                              "rejoins), all (restart every task, new rendezvous). "
+                              f"{default_help(f'roles.{role}.restart_policy')}")(f)
         f = click.option(f"--{role}-node-label", default=None, help=f"Node label for {role} containers.")(f)
         f = click.option(f"--{role}-gpus", type=click.IntRange(min=0), default=None,
-                         help=f"GPUs (yarn.io/gpu) per {role} container. [default: 0]")(f)
+                         help=f"GPUs ({GPU}) per {role} container. {default_help(f'roles.{role}.gpus')}")(f)
         f = click.option(f"--{role}-vcores", type=click.IntRange(min=1), default=None,
-                         help=f"Virtual cores per {role} container. [default: 1]")(f)
+                         help=f"Virtual cores per {role} container. {default_help(f'roles.{role}.vcores')}")(f)
         f = click.option(f"--{role}-memory", type=MEMORY, default=None,
-                         help=f"Memory per {role} container, e.g. 512m, 4g. [default: 2g]")(f)
+                         help=f"Memory per {role} container, e.g. 512m, 4g. "
+                              f"{default_help(f'roles.{role}.memory_mb')}")(f)
     return f
 
 
@@ -242,19 +247,22 @@ def _role_options(f: Any) -> Any:
               help="Override one job key, e.g. --set roles.worker.instances=3 (repeatable; value is YAML).")
 @click.option("--framework", type=click.Choice(FRAMEWORKS), default=None,
               help="tensorflow: TF_CONFIG for chief/worker/ps/evaluator; pytorch: torchrun's variables "
-                   "for DDP; none: plain tasks. [default: none]")
+                   f"for DDP; none: plain tasks. {default_help('framework')}")
 @click.option("--name", default=None, help="Application name shown by YARN. [default: tfyarn-<program>]")
-@click.option("--num-workers", type=click.IntRange(min=0), default=None, help="Worker containers. [default: 1]")
+@click.option("--num-workers", type=click.IntRange(min=0), default=None,
+              help=f"Worker containers. {default_help('roles.worker.instances')}")
 @click.option("--num-ps", type=click.IntRange(min=0), default=None,
               help="TensorFlow parameter servers (ParameterServerStrategy; needs --chief).")
 @click.option("--chief", count=True, help="TensorFlow: add the chief task (at most once).")
 @click.option("--evaluator", count=True, help="TensorFlow: add an evaluator task (at most once).")
 @click.option("--evaluator-may-fail/--evaluator-must-succeed", default=None,
-              help="Whether a failed evaluator fails the job. [default: may fail]")
+              help="Whether a failed evaluator fails the job. "
+                   + default_help("evaluator_may_fail", lambda may: "may fail" if may else "must succeed"))
 @click.option("--nproc-per-node", type=click.IntRange(min=1), default=None,
-              help="PyTorch: processes per worker container, via torchrun. [default: its GPUs, or 1]")
+              help="PyTorch: processes per worker container, via torchrun. "
+                   + default_help("roles.worker.nproc_per_node", lambda n: str(n) if n else "its GPUs, or 1"))
 @_role_options
-@click.option("--queue", default=None, help="YARN queue. [default: default]")
+@click.option("--queue", default=None, help=f"YARN queue. {default_help('queue')}")
 @click.option("--node-label", default=None, help="YARN node label expression for all containers.")
 @click.option("--env", "env", type=KEY_VALUE, multiple=True, help="NAME=VALUE for every task (repeatable).")
 @click.option("--file", "file", type=click.Path(exists=True), multiple=True,
@@ -273,28 +281,30 @@ def _role_options(f: Any) -> Any:
               help="Publish a snapshot of the outputs every SECONDS while the job runs, to <URI>.snapshots/<time> "
                    "(also on demand: tfyarn save APP_ID).")
 @click.option("--download-threads", type=click.IntRange(min=1), default=None,
-              help="Parallel downloads per container. [default: 10]")
+              help=f"Parallel downloads per container. {default_help('download_threads')}")
 @click.option("--upload-threads", type=click.IntRange(min=1), default=None,
-              help="Parallel uploads per output. [default: 10]")
+              help=f"Parallel uploads per output. {default_help('upload_threads')}")
 @click.option("--python-env", default=None, metavar="local|packed|ARCHIVE",
               help="local: containers run this machine's interpreter path (one node or a shared install); "
                    "packed: this virtualenv is packed, cached on HDFS by its packages and unpacked in every "
-                   "container; ARCHIVE: a venv-pack/conda-pack .tar.gz to use instead. [default: local]")
+                   f"container; ARCHIVE: a venv-pack/conda-pack .tar.gz to use instead. {default_help('python_env')}")
 @click.option("--code", type=click.Path(exists=True, file_okay=False), default=None,
               help="A source dir shipped (packed, cached by content) into every task's working dir.")
 @click.option("--tensorboard", is_flag=True, default=None,
               help="Run TensorBoard for the job, linked from its status page: tasks write summaries to "
                    "$TFYARN_TENSORBOARD_DIR, mirrored to HDFS every few seconds (AM gets 512 MiB more).")
 @click.option("--tag", "tag", multiple=True, help="YARN application tag (repeatable).")
-@click.option("--am-memory", type=MEMORY, default=None, help="ApplicationMaster memory. [default: 768m]")
+@click.option("--am-memory", type=MEMORY, default=None,
+              help=f"ApplicationMaster memory. {default_help('am_memory_mb')}")
 @click.option("--max-attempts", type=click.IntRange(min=1), default=None,
-              help="YARN AM attempts; a second attempt re-runs the whole job from a clean state. [default: 1]")
+              help="YARN AM attempts; a second attempt re-runs the whole job from a clean state. "
+                   + default_help("max_attempts"))
 @click.option("--allocation-timeout", type=click.IntRange(min=1), default=None, metavar="SECONDS",
               help="Fail the job (releasing what it holds) unless YARN allocates all its containers in time. "
-                   "[default: 300]")
+                   + default_help("allocation_timeout_s"))
 @click.option("--registration-timeout", type=click.IntRange(min=1), default=None, metavar="SECONDS",
               help="Fail the job if a task has not registered (inputs staged) this long after its container "
-                   "was allocated. [default: 900]")
+                   "was allocated. " + default_help("registration_timeout_s"))
 @click.option("--view-acl", "view_acl", multiple=True, metavar="USER",
               help="Another user who may view the job and its logs (repeatable; default: the owner only).")
 @click.option("--modify-acl", "modify_acl", multiple=True, metavar="USER",

@@ -13,12 +13,12 @@ from tfyarn import protocol
 
 HADOOP_VERSION = "3.5.0"
 HOST = "127.0.0.1"
+DEFAULT_CLUSTER_DIR = "~/.tfyarn/cluster"
 
 
 def default_cluster_dir() -> Path:
     """``$TFYARN_CLUSTER_DIR`` or ``~/.tfyarn/cluster``."""
-    env = os.environ.get(protocol.ENV_CLUSTER_DIR)
-    return Path(env).expanduser() if env else Path.home() / ".tfyarn" / "cluster"
+    return Path(os.environ.get(protocol.ENV_CLUSTER_DIR) or DEFAULT_CLUSTER_DIR).expanduser()
 
 
 def default_jar_cache() -> Path:

@@ -20,6 +20,7 @@ from tfyarn.rest import fetch_json
 from tfyarn.rmnodes import NodeCapacity, fetch_nodes
 
 Progress = Callable[[str], None]
+UP_TIMEOUT_S = 180  # how long `up` waits for HDFS, then for YARN, by default
 
 
 @dataclass
@@ -94,7 +95,7 @@ class LocalCluster:
                 path.chmod(0o755)
         write_scripts(self.layout)
 
-    def up(self, progress: Progress, timeout_s: float = 180.0) -> ClusterStatus:
+    def up(self, progress: Progress, timeout_s: float = UP_TIMEOUT_S) -> ClusterStatus:
         """Fetch jars, write config, start what is not running, wait until usable.
 
         Idempotent: daemons already running are left alone. On failure,
