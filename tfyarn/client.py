@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-import json
 import os
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from tfyarn.plan import TAG, TENSORBOARD_AM_MEMORY_MB, PlanContext, plan
 from tfyarn.rest import FetchError, fetch, fetch_json, get
 from tfyarn.spec import JobSpec
 from tfyarn.status import JobReport, job_state, trim_diagnostics
+from tfyarn.wire import SnapshotRecord, StatusDoc, TaskStatus, WireError
 
 _ALL_APP_STATES = ["NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING", "FINISHED", "FAILED", "KILLED"]
 
@@ -198,45 +198,62 @@ class Client:
         return sorted((_job_report(a) for a in apps if TAG in (a.tags or ())),
                       key=lambda r: r.start_time_ms, reverse=True)
 
-    def task_status(self, app_id: str) -> dict[str, Any] | None:
+    def status_doc(self, app_id: str) -> StatusDoc | None:
         """The AM's status document: from its page while it runs, else the copy it saved on HDFS."""
         rep = self.report(app_id)
         if not rep.state.is_terminal():
-            doc = self.live_status(rep)
+            doc = self.live_doc(rep)
             if doc is not None:
                 return doc
             rep = self.report(app_id)
             if not rep.state.is_terminal():
                 return None  # the AM has not started serving yet
-        return self._saved_status(rep)
+        return self._saved_doc(rep)
 
-    def live_status(self, rep: JobReport) -> dict[str, Any] | None:
+    def task_status(self, app_id: str) -> dict[str, Any] | None:
+        """``status_doc`` as its JSON object, for readers of the plain form (`tfyarn fetch`)."""
+        doc = self.status_doc(app_id)
+        return doc.to_dict() if doc else None
+
+    def live_doc(self, rep: JobReport) -> StatusDoc | None:
         """/api/status through the ResourceManager's proxy, else the AM's key-value copy."""
         if rep.tracking_url.startswith("http"):
-            doc = fetch_json(protocol.status_page_url(rep.tracking_url) + protocol.API_STATUS)
-            if isinstance(doc, dict) and doc.get("app_id") == rep.app_id:
-                return doc
+            data = fetch_json(protocol.status_page_url(rep.tracking_url) + protocol.API_STATUS)
+            try:
+                doc = StatusDoc.from_dict(data)
+                if doc.app_id == rep.app_id:
+                    return doc
+            except WireError:  # not served yet ({}), or the proxy's own page: the key-value copy says
+                pass
         try:
             with _skein_errors():
                 raw = self._skein.connect(rep.app_id, wait=False).kv.get(protocol.KV_STATUS)
-            return json.loads(raw) if raw else None
         except TfyarnError:
             return None  # it ended meanwhile
+        return _parse_doc(raw, rep.app_id, "its AM's key-value store") if raw else None
 
-    def _saved_status(self, rep: JobReport) -> dict[str, Any] | None:
+    def live_status(self, rep: JobReport) -> dict[str, Any] | None:
+        """``live_doc`` as its JSON object, for readers of the plain form (benchmarks/startup.py)."""
+        doc = self.live_doc(rep)
+        return doc.to_dict() if doc else None
+
+    def _saved_doc(self, rep: JobReport) -> StatusDoc | None:
         """The final status the AM saved on HDFS, else the line it left in its aggregated log."""
+        where = f"{protocol.job_dir(rep.user, rep.app_id)}/{protocol.STATUS_FILE}"
         try:
             from tfyarn.storage import locate, parse_uri
 
-            loc = locate(parse_uri(f"{protocol.job_dir(rep.user, rep.app_id)}/{protocol.STATUS_FILE}"))
+            loc = locate(parse_uri(where))
             with loc.fs.open_input_stream(loc.path, compression=None) as f:
-                return json.loads(f.read())
+                raw = f.read()
         except Exception:  # not saved (AM died, HDFS unreachable): fall back to the AM's log
-            pass
+            raw = None
+        if raw is not None:
+            return _parse_doc(raw, rep.app_id, where)
         am_log = self._aggregated_logs(rep.app_id, "-am", "1", "-log_files", protocol.AM_LOG_FILE)
         for line in reversed(am_log.splitlines()):
             if line.startswith(protocol.AM_STATUS_LINE):
-                return json.loads(line[len(protocol.AM_STATUS_LINE):])
+                return _parse_doc(line[len(protocol.AM_STATUS_LINE):], rep.app_id, "its AM's log")
         return None
 
     def save(self, app_id: str, timeout_s: float = 600,
@@ -251,9 +268,9 @@ class Client:
         while time.monotonic() < deadline:
             with _skein_errors():
                 now = app.kv.get_prefix(protocol.KV_SNAPSHOT_PREFIX)
-            fresh = [json.loads(v) for k, v in now.items() if before.get(k) != v]
+            fresh = [SnapshotRecord.from_json(v) for k, v in now.items() if before.get(k) != v]
             if fresh:
-                return [u for record in fresh for u in record["uris"]]
+                return [u for record in fresh for u in record.uris]
             time.sleep(1)
         raise TfyarnError(f"no snapshot from {app_id} within {timeout_s:.0f} s (does it declare --output?)")
 
@@ -270,17 +287,17 @@ class Client:
             self.report(app_id)  # an id the RM does not know says so, not "could not locate logs"
             raise
 
-    def task_log(self, app_id: str, task: dict[str, Any], running: bool) -> str | None:
+    def task_log(self, app_id: str, task: TaskStatus, running: bool) -> str | None:
         """One task's output: from its NodeManager while it keeps the file, else from the aggregated logs.
 
         None while the job runs but the task's container has ended: its NodeManager
         no longer serves the file and YARN aggregates it only when the job ends.
         After the job, this waits while YARN is still aggregating.
         """
-        filename = f"{task['role']}.log"
-        cid = task.get("yarn_container_id")
-        if task.get("node_http_address") and cid:
-            raw = fetch(f"http://{task['node_http_address']}/ws/v1/node/containerlogs/{cid}/{filename}")
+        filename = f"{task.role}.log"
+        cid = task.yarn_container_id
+        if task.node_http_address and cid:
+            raw = fetch(f"http://{task.node_http_address}/ws/v1/node/containerlogs/{cid}/{filename}")
             if raw is not None:  # the same framing as `yarn logs`
                 return _log_contents(raw.decode(errors="replace"))
         if not cid:
@@ -321,6 +338,14 @@ class Client:
 def _check_queue(name: str, queues: list[Any] | None) -> None:
     if queues is not None:  # None: a scheduler that takes any queue name
         check_queue(name, queues)
+
+
+def _parse_doc(raw: str | bytes, app_id: str, where: str) -> StatusDoc:
+    """The status document in ``raw``; one this tfyarn cannot read is an error that says why."""
+    try:
+        return StatusDoc.from_json(raw)
+    except WireError as e:
+        raise TfyarnError(f"the status document of {app_id} ({where}) is unreadable: {e}") from None
 
 
 def _log_contents(text: str) -> str:

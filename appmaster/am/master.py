@@ -10,7 +10,6 @@ lets the application end SUCCEEDED unless the job's rules say so.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -23,7 +22,7 @@ from appmaster.am import gpus
 from appmaster.am.tasks import RESTART, RESTART_ALL, Task, TaskTable
 from appmaster.am.tensorboard import TensorBoard
 from appmaster.am.web import StatusServer
-from tfyarn import nodegpus, protocol, taskenv
+from tfyarn import nodegpus, protocol, taskenv, wire
 from tfyarn.spec import JobSpec
 from tfyarn.status import TaskState
 
@@ -85,36 +84,20 @@ def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
         if c.start_time and "allocated" not in task.timeline:
             task.timeline["allocated"] = c.start_time.timestamp()
     for task in table.tasks:
-        mine = _records(kv, task)
-        reg = mine.get(protocol.kv_task_addr(task.role, task.index))
+        mine = wire.TaskRecords.read(kv, task.role, task.index, task.yarn_container_id)
+        reg = mine.registration
         if reg and not task.address:
-            task.address, task.staging_s = reg["address"], reg["staging_s"]
-            if reg.get("gpus") is not None:  # YARN or Docker bound them
-                task.gpus, task.gpu_binding = list(reg["gpus"]), str(reg.get("gpu_binding", "yarn"))
-        events = mine.get(protocol.kv_task_events(task.role, task.index))
-        if events:
-            task.timeline.update(events["stages"])
-        sample = mine.get(protocol.kv_task_telemetry(task.role, task.index))
-        if sample:
-            task.telemetry = sample["gpus"]
-        record = mine.get(protocol.kv_task_exit(task.role, task.index))
+            task.address, task.staging_s = reg.address, reg.staging_s
+            if reg.gpus is not None:  # YARN or Docker bound them
+                task.gpus, task.gpu_binding = list(reg.gpus), reg.gpu_binding or "yarn"
+        if mine.events:
+            task.timeline.update(mine.events.stages)
+        if mine.telemetry:
+            task.telemetry = mine.telemetry.gpus
+        record = mine.exit
         if record and task.exit_code is None and task.state != TaskState.RESTARTING:
-            task.exit_code = int(record["code"])
-            task.stderr_tail = record.get("stderr_tail", "")
+            task.exit_code, task.stderr_tail = record.code, record.stderr_tail
             task.state = TaskState.SUCCEEDED if task.exit_code == 0 else TaskState.FAILED
-
-
-def _records(kv: dict[str, bytes], task: Task) -> dict[str, dict[str, Any]]:
-    """The task's executor records that its current container wrote (a replaced one's are stale)."""
-    out = {}
-    for key in protocol.kv_task_keys(task.role, task.index):
-        raw = kv.get(key)
-        if not raw or key == protocol.kv_task_gpus(task.role, task.index):
-            continue
-        record = json.loads(raw)
-        if isinstance(record, dict) and record.get(protocol.RECORD_CONTAINER) in (None, task.yarn_container_id):
-            out[key] = record
-    return out
 
 
 def bind_gpus(app: skein.ApplicationClient, table: TaskTable, pool: gpus.DevicePool, bound: set[str]) -> None:
@@ -138,7 +121,8 @@ def bind_gpus(app: skein.ApplicationClient, table: TaskTable, pool: gpus.DeviceP
                 print(f"tfyarn AM: {task.name} asked {task.gpus_asked} GPU(s) but {task.host} has only "
                       f"{len(task.gpus)} unbound; it gets those", flush=True)
         task.gpu_binding = task.gpu_binding or "none"
-        app.kv[protocol.kv_task_gpus(task.role, task.index)] = json.dumps(task.gpus).encode()
+        assignment = wire.GpuAssignment(tuple(task.gpus))
+        app.kv[protocol.kv_task_gpus(task.role, task.index)] = assignment.to_json().encode()
         bound.add(task.name)
 
 
@@ -219,22 +203,22 @@ class Job:
                 *((t.state, t.container_id, t.yarn_container_id, t.address, t.exit_code, t.restarts,
                    len(t.timeline), tuple(t.gpus), t.gpu_binding, repr(t.telemetry)) for t in self.table.tasks))
 
-    def doc(self, state: str, diagnostics: str = "") -> dict[str, Any]:
-        """The job's status as data: the page, `tfyarn status` and the saved history all show this."""
+    def status(self, state: str, diagnostics: str = "") -> wire.StatusDoc:
+        """The job's status document: the page, `tfyarn status` and the saved history all show this."""
         now = time.time()
         origin = self.timeline["submitted"] or self.timeline["am_started"] or now
-        tasks = []
-        for t in self.table.tasks:
-            d = t.to_dict()
-            d.update(log_urls(t, self.user))
-            tasks.append(d)
-        return {"app_id": self.app_id, "name": self.spec.name, "framework": self.spec.framework, "user": self.user,
-                "queue": self.spec.queue, "state": state, "diagnostics": diagnostics, "time": now,
-                "attempt": self.attempt, "job_restarts": self.table.job_restarts,
-                "duration_s": now - origin, "timeline": dict(self.timeline), "tasks": tasks,
-                "tensorboard": self.tensorboard.info() if self.tensorboard else None,
-                "outputs": [{"src": o.src, "dest": o.dest, "task": self.spec.output_task(o)}
-                            for o in self.spec.outputs]}
+        tb = self.tensorboard
+        return wire.StatusDoc(
+            app_id=self.app_id, name=self.spec.name, framework=self.spec.framework, user=self.user,
+            queue=self.spec.queue, state=state, diagnostics=diagnostics, time=now, attempt=self.attempt,
+            job_restarts=self.table.job_restarts, duration_s=now - origin, timeline=dict(self.timeline),
+            tasks=tuple(t.status(**log_urls(t, self.user)) for t in self.table.tasks),
+            tensorboard=wire.TensorBoardStatus(tb.state, tb.uri) if tb else None,
+            outputs=tuple(wire.OutputStatus(o.src, o.dest, self.spec.output_task(o)) for o in self.spec.outputs))
+
+    def doc(self, state: str, diagnostics: str = "") -> dict[str, Any]:
+        """``status`` as its JSON object (for callers that serialize it themselves)."""
+        return self.status(state, diagnostics).to_dict()
 
 
 def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str, str]:
@@ -254,7 +238,7 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
             request_container(app, spec, task, now)
         bind_gpus(app, table, pool, bound)
         if "rendezvous" not in job.timeline and table.all_registered():
-            app.kv[protocol.KV_CLUSTER] = json.dumps(table.cluster_view()).encode()
+            app.kv[protocol.KV_CLUSTER] = wire.ClusterView.of(table.cluster_view()).to_json().encode()
             job.timeline["rendezvous"] = time.time()
             print(f"tfyarn AM: all {len(table.tasks)} task(s) registered; cluster view published", flush=True)
         if table.timed_out(now, spec.allocation_timeout_s, spec.registration_timeout_s):
@@ -266,11 +250,11 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
         # DOC_REFRESH_S for its clock; copied to the key-value store only on a change.
         sig = job.signature()
         if sig != last or now - doc_at >= DOC_REFRESH_S:
-            doc = job.doc("RUNNING")
+            doc = job.status("RUNNING")
             web.update(doc)
             doc_at = now
             if sig != last:
-                app.kv[protocol.KV_STATUS] = json.dumps(doc).encode()
+                app.kv[protocol.KV_STATUS] = doc.to_json().encode()
                 last = sig
     # Decided: whatever still runs or waits (parameter servers, evaluator, the rest after a
     # failure, requests YARN never granted) is stopped and released.
@@ -281,14 +265,14 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
     return outcome
 
 
-def save_status(doc: dict[str, Any], user: str, app_id: str) -> None:
-    """Keep the final status on HDFS, where `tfyarn status` finds it after the job."""
+def save_status(body: str, user: str, app_id: str) -> None:
+    """Keep the final status document (serialized) on HDFS, where `tfyarn status` finds it after the job."""
     from tfyarn.storage import locate, parse_uri
 
     loc = locate(parse_uri(f"{protocol.job_dir(user, app_id)}/{protocol.STATUS_FILE}"))
     loc.fs.create_dir(os.path.dirname(loc.path), recursive=True)
     with loc.fs.open_output_stream(loc.path, compression=None) as f:
-        f.write(json.dumps(doc).encode())
+        f.write(body.encode())
 
 
 def page_server() -> StatusServer:
@@ -305,7 +289,7 @@ def main() -> int:
     try:
         spec = JobSpec.from_dict(protocol.decode_env(os.environ[protocol.ENV_JOB]))
         job = Job(app.id, spec, TaskTable.for_job(spec), started)
-        web.update(job.doc("STARTING"))
+        web.update(job.status("STARTING"))
         if job.attempt > 1:  # YARN stopped the last attempt's containers: the whole job runs again
             print(f"tfyarn AM: attempt {job.attempt}: re-running the whole job from a clean state", flush=True)
         app.ui.add_page(protocol.UI_STATUS_ROUTE, web.url, link_name="tfyarn status")
@@ -320,13 +304,14 @@ def main() -> int:
     if job is not None:
         if job.tensorboard:
             job.tensorboard.stop()
-        doc = job.doc(status, diagnostics)
-        web.update(doc)
-        app.kv[protocol.KV_STATUS] = json.dumps(doc).encode()
+        doc = job.status(status, diagnostics)
+        body = doc.to_json()  # one serialization: the page's JSON, the key-value copy, the log line, HDFS
+        web.update(doc, body)
+        app.kv[protocol.KV_STATUS] = body.encode()
         # Kept in the AM's aggregated log, and on HDFS: `tfyarn status` reads them after the job ends.
-        print(protocol.AM_STATUS_LINE + json.dumps(doc), flush=True)
+        print(protocol.AM_STATUS_LINE + body, flush=True)
         try:
-            save_status(doc, job.user, app.id)
+            save_status(body, job.user, app.id)
         except Exception as e:
             print(f"tfyarn AM: could not save the final status to HDFS: {type(e).__name__}: {e}", flush=True)
     app.shutdown(status, diagnostics)

@@ -1,4 +1,4 @@
-"""The status page: one pure function from the status document to HTML.
+"""The status page: one pure function from the typed status document (tfyarn.wire) to HTML.
 
 Server-rendered, no JavaScript, no external assets (clusters are often
 offline); a meta refresh keeps it live. Every value is escaped. Links are
@@ -8,10 +8,12 @@ relative, so the page works behind the ResourceManager's proxy at
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from html import escape
 from typing import Any
 
 from tfyarn import protocol
+from tfyarn.wire import StatusDoc, TaskStatus
 
 REFRESH_S = 5
 _CSS = """
@@ -42,62 +44,63 @@ def _cell(value: Any) -> str:
     return f"<td>{escape(str(value))}</td>" if value not in (None, "") else '<td class="muted">-</td>'
 
 
-def _gpu_cell(task: dict[str, Any]) -> str:
-    if not task.get("gpus_asked"):
+def _gpu_cell(task: TaskStatus) -> str:
+    if not task.gpus_asked:
         return '<td class="muted">none</td>'
-    devices = ",".join(str(d) for d in task.get("gpus") or [])
-    usage = "; ".join(f"{g['index']}: {g['util_pct']}% {g['mem_used_mib']}/{g['mem_total_mib']} MiB"
-                      for g in task.get("telemetry") or [])
-    text = f"{devices or 'pending'} ({task.get('gpu_binding') or '?'})"
+    devices = ",".join(str(d) for d in task.gpus)
+    usage = "; ".join(f"{g.index}: {g.util_pct}% {g.mem_used_mib}/{g.mem_total_mib} MiB" for g in task.telemetry)
+    text = f"{devices or 'pending'} ({task.gpu_binding or '?'})"
     return f"<td>{escape(text)}" + (f'<br><span class="muted">{escape(usage)}</span>' if usage else "") + "</td>"
 
 
-def _logs_cell(task: dict[str, Any]) -> str:
-    url = task.get("log_url")
-    if not url:
+def _logs_cell(task: TaskStatus) -> str:
+    if not task.log_url:
         return '<td class="muted">-</td>'
-    return (f'<td><a href="{escape(url)}">{escape(task["role"])}.log</a> · '
-            f'<a href="{escape(task["logs_dir_url"])}">all files</a></td>')
+    return (f'<td><a href="{escape(task.log_url)}">{escape(task.role)}.log</a> · '
+            f'<a href="{escape(task.logs_dir_url)}">all files</a></td>')
 
 
-def timeline_rows(doc: dict[str, Any]) -> list[tuple[float, str, str]]:
+def timeline_rows(doc: StatusDoc) -> list[tuple[float, str, str]]:
     """(time, stage, task or "job") for every stamped stage, in time order."""
-    rows = [(t, stage, "job") for stage, t in (doc.get("timeline") or {}).items() if t]
-    for task in doc.get("tasks", []):
-        rows += [(t, stage, task["name"]) for stage, t in (task.get("timeline") or {}).items() if t]
+    rows = [(t, stage, "job") for stage, t in doc.timeline.items() if t]
+    for task in doc.tasks:
+        rows += [(t, stage, task.name) for stage, t in task.timeline.items() if t]
     order = {s: i for i, s in enumerate(protocol.STAGES)}
     return sorted(rows, key=lambda r: (r[0], order.get(r[1], 99)))
 
 
-def render(doc: dict[str, Any]) -> str:
-    state = doc.get("state", "")
-    origin = (doc.get("timeline") or {}).get("submitted")
-    head = (f'<meta charset="utf-8"><title>{escape(doc.get("name", ""))} · tfyarn</title>'
+def render(doc: StatusDoc | Mapping[str, Any]) -> str:
+    """The page for ``doc``; a document still in its JSON form is parsed (and checked) first."""
+    if not isinstance(doc, StatusDoc):
+        doc = StatusDoc.from_dict(dict(doc))
+    state = doc.state
+    origin = doc.timeline.get("submitted")
+    head = (f'<meta charset="utf-8"><title>{escape(doc.name)} · tfyarn</title>'
             f"<style>{_CSS}</style>")
     if state in ("RUNNING", "STARTING"):
         head += f'<meta http-equiv="refresh" content="{REFRESH_S}">'
     out = [f"<!doctype html><html><head>{head}</head><body>",
-           f'<h1>{escape(doc.get("name", ""))} <span class="{escape(state)}">{escape(state)}</span></h1>',
+           f'<h1>{escape(doc.name)} <span class="{escape(state)}">{escape(state)}</span></h1>',
            '<table id="job">']
-    tb = doc.get("tensorboard") or {}
-    job_rows = [("Application", doc.get("app_id")), ("Framework", doc.get("framework")), ("User", doc.get("user")),
-                ("Queue", doc.get("queue")), ("Started", _t(origin)),
-                ("Duration", _duration(doc.get("duration_s"))), ("Diagnostics", doc.get("diagnostics"))]
+    tb = doc.tensorboard
+    job_rows = [("Application", doc.app_id), ("Framework", doc.framework), ("User", doc.user),
+                ("Queue", doc.queue), ("Started", _t(origin)),
+                ("Duration", _duration(doc.duration_s)), ("Diagnostics", doc.diagnostics)]
     out += [f"<tr><th>{k}</th>{_cell(v)}</tr>" for k, v in job_rows]
     if tb:
         link = (f'<a id="tensorboard" href="../{protocol.UI_TENSORBOARD_ROUTE}/">TensorBoard</a>'
-                if tb.get("state") == "running" else escape(str(tb.get("state"))))
-        out.append(f"<tr><th>TensorBoard</th><td>{link} <span class=\"muted\">{escape(tb.get('uri', ''))}"
+                if tb.state == "running" else escape(tb.state))
+        out.append(f"<tr><th>TensorBoard</th><td>{link} <span class=\"muted\">{escape(tb.uri)}"
                    "</span></td></tr>")
     out.append(f'<tr><th>JSON</th><td><a href="{protocol.API_STATUS}">{protocol.API_STATUS}</a></td></tr></table>')
 
     out.append('<h2>Tasks</h2><table id="tasks"><tr><th>Task</th><th>Host</th><th>Container</th><th>State</th>'
                "<th>Restarts</th><th>Exit code</th><th>GPUs</th><th>Staging</th><th>Logs</th></tr>")
-    for t in doc.get("tasks", []):
-        staging = f"{t['staging_s']:.1f}s" if t.get("staging_s") is not None else None
-        out.append(f'<tr class="task" data-task="{escape(t["name"])}">{_cell(t["name"])}{_cell(t.get("host"))}'
-                   f'{_cell(t.get("yarn_container_id"))}<td class="state {escape(t["state"])}">'
-                   f'{escape(t["state"])}</td>{_cell(t.get("restarts", 0))}{_cell(t.get("exit_code"))}'
+    for t in doc.tasks:
+        staging = f"{t.staging_s:.1f}s" if t.staging_s is not None else None
+        out.append(f'<tr class="task" data-task="{escape(t.name)}">{_cell(t.name)}{_cell(t.host)}'
+                   f'{_cell(t.yarn_container_id)}<td class="state {escape(t.state.value)}">'
+                   f"{escape(t.state.value)}</td>{_cell(t.restarts)}{_cell(t.exit_code)}"
                    f"{_gpu_cell(t)}{_cell(staging)}{_logs_cell(t)}</tr>")
     out.append("</table>")
 
@@ -107,8 +110,8 @@ def render(doc: dict[str, Any]) -> str:
         offset = f"{when - origin:.1f}" if origin else "-"
         out.append(f"<tr><td>{_t(when)}</td><td>{offset}</td><td>{escape(stage)}</td><td>{escape(who)}</td></tr>")
     out.append("</table>")
-    failed = [t for t in doc.get("tasks", []) if t.get("stderr_tail")]
-    for t in failed:
-        out.append(f"<h2>{escape(t['name'])}: end of stderr</h2><pre>{escape(t['stderr_tail'])}</pre>")
-    out.append(f'<p class="muted">Updated {_t(doc.get("time"))}.</p></body></html>')
+    for t in doc.tasks:
+        if t.stderr_tail:
+            out.append(f"<h2>{escape(t.name)}: end of stderr</h2><pre>{escape(t.stderr_tail)}</pre>")
+    out.append(f'<p class="muted">Updated {_t(doc.time)}.</p></body></html>')
     return "\n".join(out)

@@ -10,11 +10,11 @@ job at once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from tfyarn import protocol
 from tfyarn.spec import JobSpec, RoleSpec
 from tfyarn.status import TaskState
+from tfyarn.wire import GpuSample, TaskStatus
 
 RESTART = "restart"  # this task, in a new container
 RESTART_ALL = "restart-all"  # every task, with a fresh rendezvous
@@ -40,7 +40,7 @@ class Task:
     gpu_binding: str = ""  # who bound them: yarn | docker | tfyarn (the AM's fallback) | none
     restarts: int = 0
     timeline: dict[str, float] = field(default_factory=dict)  # stage -> epoch seconds
-    telemetry: list[dict[str, Any]] = field(default_factory=list)  # per GPU: util_pct, mem_used_mib, ...
+    telemetry: tuple[GpuSample, ...] = ()  # per GPU: its last sample
     requested_at: float | None = None  # when its current container was asked for
     restart_at: float | None = None  # RESTARTING: when to ask for the new container
     previous_address: str = ""  # where it ran before a restart (it rejoins there if it can)
@@ -50,14 +50,21 @@ class Task:
     def name(self) -> str:
         return protocol.task_name(self.role, self.index)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A snapshot for the status document (shallow copies: dataclasses.asdict is 5x slower at 1,000 tasks)."""
-        d = dict(vars(self))
-        for k in _CONTAINERS:
-            d[k] = d[k].copy()  # the AM keeps updating its own
-        d["state"] = self.state.value
-        d["name"] = self.name
-        return d
+    def status(self, log_url: str = "", logs_dir_url: str = "") -> TaskStatus:
+        """What the status document shows of this task: its public fields, named one by one.
+
+        The AM's bookkeeping (container_id, requested_at, restart_at,
+        previous_address) stays out: users read the document, and what it
+        holds is a promise (README, "Status document").
+        """
+        return TaskStatus(
+            name=self.name, role=self.role, index=self.index, state=self.state, host=self.host,
+            node_http_address=self.node_http_address, address=self.address,
+            yarn_container_id=self.yarn_container_id, restarts=self.restarts, exit_code=self.exit_code,
+            exit_message=self.exit_message, stderr_tail=self.stderr_tail, staging_s=self.staging_s,
+            gpus_asked=self.gpus_asked, gpus=tuple(self.gpus), gpu_binding=self.gpu_binding,
+            timeline=dict(self.timeline), telemetry=self.telemetry, history=tuple(self.history),
+            log_url=log_url, logs_dir_url=logs_dir_url)
 
     def reset(self, restart_at: float, keep_address: bool) -> None:
         """Forget the failed container; a new one is requested at ``restart_at``."""
@@ -70,10 +77,7 @@ class Task:
         self.container_id = self.yarn_container_id = self.host = self.node_http_address = self.address = ""
         self.staging_s = self.exit_code = self.requested_at = None
         self.stderr_tail = self.exit_message = self.gpu_binding = ""
-        self.gpus, self.telemetry, self.timeline = [], [], {}
-
-
-_CONTAINERS = ("gpus", "timeline", "telemetry", "history")  # Task's mutable fields
+        self.gpus, self.telemetry, self.timeline = [], (), {}
 
 
 @dataclass

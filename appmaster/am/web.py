@@ -6,13 +6,13 @@ itself, so a slow browser cannot slow the AM's loop.
 """
 from __future__ import annotations
 
-import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from appmaster.am import page
 from tfyarn import protocol
+from tfyarn.wire import StatusDoc
 
 
 class StatusServer:
@@ -21,7 +21,7 @@ class StatusServer:
         self._lock = threading.Lock()
         self._json = b"{}"
         self._html = b""
-        self._doc: dict[str, Any] = {}
+        self._doc: StatusDoc | None = None  # until the AM hands one over: an empty page, and {}
         self._httpd = ThreadingHTTPServer((host, 0), self._handler())
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
@@ -31,17 +31,17 @@ class StatusServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def update(self, doc: dict[str, Any]) -> None:
-        """Serve ``doc`` from now on (its HTML and JSON are rendered lazily, on the first request)."""
+    def update(self, doc: StatusDoc, body: str = "") -> None:
+        """Serve ``doc`` from now on; its HTML and JSON (``body`` if serialized already) are made lazily."""
         with self._lock:
-            self._doc, self._json, self._html = doc, b"", b""
+            self._doc, self._json, self._html = doc, body.encode(), b""
 
     def _page(self) -> tuple[bytes, bytes]:
         with self._lock:
-            if not self._html:
+            if self._doc is not None and not self._html:
                 self._html = page.render(self._doc).encode()
-            if not self._json:
-                self._json = json.dumps(self._doc).encode()
+            if self._doc is not None and not self._json:
+                self._json = self._doc.to_json().encode()
             return self._html, self._json
 
     def close(self) -> None:

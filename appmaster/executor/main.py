@@ -8,7 +8,6 @@ with the command's code.
 """
 from __future__ import annotations
 
-import json
 import os
 import queue
 import socket
@@ -23,7 +22,7 @@ from appmaster.executor import gpus, process
 from appmaster.executor.monitor import Monitor, Timeline
 from appmaster.executor.staging import publish_outputs, publish_snapshot, stage_inputs
 from appmaster.executor.threads import thread_env
-from tfyarn import frameworks, nodegpus, protocol, taskenv
+from tfyarn import frameworks, nodegpus, protocol, taskenv, wire
 from tfyarn.taskenv import StagingPlan
 
 
@@ -85,9 +84,9 @@ def container_id() -> str:
 
 def report_exit(app: skein.ApplicationClient, role: str, index: int, outcome: process.Outcome) -> int:
     """The exit record the AM decides on, then the code to exit with."""
-    app.kv[protocol.kv_task_exit(role, index)] = json.dumps(
-        {"code": outcome.exit_code, "stderr_tail": outcome.stderr_tail, "time": time.time(),
-         protocol.RECORD_CONTAINER: container_id()}).encode()
+    record = wire.ExitRecord(code=outcome.exit_code, stderr_tail=outcome.stderr_tail, time=time.time(),
+                             container=container_id())
+    app.kv[protocol.kv_task_exit(role, index)] = record.to_json().encode()
     print(f"tfyarn: {protocol.task_name(role, index)} exited with code {outcome.exit_code}",
           file=sys.stderr, flush=True)
     return outcome.exit_code
@@ -117,21 +116,22 @@ def snapshots(app: skein.ApplicationClient, staging: StagingPlan, workdir: str, 
                 continue
         try:
             uris = publish_snapshot(staging, workdir, app.id)
-            app.kv[protocol.kv_task_snapshot(role, index)] = json.dumps({"uris": uris, "time": time.time()}).encode()
+            record = wire.SnapshotRecord(uris=tuple(uris), time=time.time())
+            app.kv[protocol.kv_task_snapshot(role, index)] = record.to_json().encode()
         except Exception as e:  # a failed snapshot must not kill training
             print(f"tfyarn: snapshot failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
 
 
-def own_gpus() -> dict[str, object]:
-    """Devices YARN or Docker bound to this container, for the registration; none: the AM binds."""
+def own_gpus() -> tuple[tuple[int, ...] | None, str]:
+    """Devices YARN or Docker bound to this container and who did, for the registration; (None, ""): the AM binds."""
     env = dict(os.environ)
     if env.get("NM_HOST") and env.get("NM_HTTP_PORT"):
         info = nodegpus.node_gpu_info(f"{env['NM_HOST']}:{env['NM_HTTP_PORT']}")
         found = nodegpus.yarn_assigned(info, env.get("CONTAINER_ID", ""))
         if found is not None:
-            return {"gpus": found, "gpu_binding": "yarn"}
+            return tuple(found), "yarn"
     found = gpus.docker_assigned(env)
-    return {"gpus": found, "gpu_binding": "docker"} if found is not None else {}
+    return (tuple(found), "docker") if found is not None else (None, "")
 
 
 def main() -> int:
@@ -172,14 +172,16 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
 
     sock = reserve_port(os.environ.get(protocol.ENV_PREVIOUS_ADDRESS, ""))
     address = f"{advertised_host()}:{sock.getsockname()[1]}"
-    app.kv[protocol.kv_task_addr(role, index)] = json.dumps(
-        {"address": address, "staging_s": staging_s, protocol.RECORD_CONTAINER: container_id(),
-         **own_gpus()}).encode()
+    bound, binding = own_gpus()
+    registration = wire.Registration(address=address, staging_s=staging_s, container=container_id(), gpus=bound,
+                                     gpu_binding=binding)
+    app.kv[protocol.kv_task_addr(role, index)] = registration.to_json().encode()
     timeline.stamp("registered")
     print(f"tfyarn: {name} registered {address}; waiting for the other tasks", file=sys.stderr, flush=True)
-    view = json.loads(app.kv.wait(protocol.KV_CLUSTER))
+    view = wire.ClusterView.from_json(app.kv.wait(protocol.KV_CLUSTER)).roles
     timeline.stamp("rendezvous")
-    devices = json.loads(app.kv.wait(protocol.kv_task_gpus(role, index)))  # the AM binds before the gang
+    assigned = app.kv.wait(protocol.kv_task_gpus(role, index))  # the AM binds before the gang
+    devices = list(wire.GpuAssignment.from_json(assigned).gpus)
 
     base = {**os.environ, **user_env(dict(os.environ))}
     events_file = os.path.join(workdir, ".tfyarn-events")

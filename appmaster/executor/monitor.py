@@ -18,7 +18,7 @@ from typing import Any
 import skein
 
 from appmaster.executor import gpus
-from tfyarn import protocol
+from tfyarn import protocol, wire
 
 EVENTS_POLL_S = 1.0
 SLOW_EVERY_S = 5.0  # telemetry and TensorBoard mirroring
@@ -37,8 +37,8 @@ class Timeline:
             if stage in self.stages:
                 return
             self.stages[stage] = when if when is not None else time.time()
-            doc = json.dumps({protocol.RECORD_CONTAINER: os.environ.get("CONTAINER_ID", ""),
-                              "stages": self.stages}).encode()
+            doc = wire.EventsRecord(stages=dict(self.stages),
+                                    container=os.environ.get("CONTAINER_ID", "")).to_json().encode()
         try:
             self.app.kv[self.key] = doc
         except Exception as e:  # the AM may be gone at the very end
@@ -117,10 +117,10 @@ class Monitor(threading.Thread):
         sample = gpus.telemetry(self.devices)
         if sample is not None:
             try:
-                self.app.kv[protocol.kv_task_telemetry(self.role, self.index)] = json.dumps(
-                    {"time": time.time(), "gpus": sample,
-                     protocol.RECORD_CONTAINER: os.environ.get("CONTAINER_ID", "")}).encode()
-            except Exception:
+                record = wire.TelemetryRecord(gpus=tuple(wire.GpuSample.from_dict(g) for g in sample),
+                                              time=time.time(), container=os.environ.get("CONTAINER_ID", ""))
+                self.app.kv[protocol.kv_task_telemetry(self.role, self.index)] = record.to_json().encode()
+            except Exception:  # telemetry is best effort: the AM may be gone, NVML may answer oddly
                 pass
 
     def _tensorboard(self) -> None:

@@ -8,8 +8,8 @@ import time
 from appmaster.am import page
 from appmaster.executor import main as executor
 from appmaster.executor.monitor import parse_event
+from tests.unit.test_page import doc, task
 from tfyarn.taskenv import StagingPlan
-from tests.unit.test_page import doc
 
 
 def test_sane_events_are_taken_and_broken_ones_skipped():
@@ -23,9 +23,7 @@ def test_sane_events_are_taken_and_broken_ones_skipped():
 
 
 def test_the_page_renders_a_document_with_an_unrepresentable_time():
-    d = doc()
-    d["tasks"][0]["timeline"]["first_step"] = float("inf")
-    d["time"] = 1e308
+    d = doc(tasks=(task(timeline={"allocated": 101.0, "first_step": float("inf")}),), time=1e308)
     html = page.render(d)
     assert "first_step" in html and "worker:0" in html
 

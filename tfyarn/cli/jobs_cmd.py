@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict
 from datetime import datetime
-from typing import Any
 
 import click
 
 from tfyarn import protocol
 from tfyarn.status import is_app_id
+from tfyarn.wire import JobStatus, StatusDoc, TaskStatus, report_dict
 
 
 def _check(app_id: str) -> str:
@@ -22,7 +21,8 @@ def _check(app_id: str) -> str:
 
 @click.command()
 @click.argument("app_id")
-@click.option("--json", "as_json", is_flag=True, help="Print job and tasks as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print job and tasks as JSON (fields: README, \"Status document\").")
 def status(app_id: str, as_json: bool) -> None:
     """Show job APP_ID: state, diagnostics, and per task role, index, host, container, state, exit code.
 
@@ -34,14 +34,9 @@ def status(app_id: str, as_json: bool) -> None:
     _check(app_id)
     with Client() as client:
         rep = client.report(app_id)
-        tasks = client.task_status(app_id)
+        doc = client.status_doc(app_id)
     if as_json:
-        d = asdict(rep)
-        d["state"] = rep.state.value
-        d["framework"] = rep.framework
-        for key in ("tasks", "timeline", "tensorboard", "outputs", "attempt", "job_restarts", "duration_s"):
-            d[key] = (tasks or {}).get(key)
-        click.echo(json.dumps(d, indent=2))
+        click.echo(JobStatus(rep, doc).to_json(indent=2))
         return
     click.echo(f"{rep.app_id}  {rep.name}  {rep.framework}  {rep.state.value}  "
                f"(YARN {rep.yarn_state}/{rep.final_status})")
@@ -50,17 +45,21 @@ def status(app_id: str, as_json: bool) -> None:
         click.echo(f"Status page: {protocol.status_page_url(rep.tracking_url)}")
     if rep.diagnostics:
         click.echo(f"Diagnostics: {rep.diagnostics}")
-    if tasks and tasks.get("tasks"):
+    if doc and doc.tasks:
         click.echo(f"\n{'TASK':<14}{'STATE':<11}{'RESTARTS':<9}{'EXIT':<6}{'HOST':<16}{'ADDRESS':<22}"
                    f"{'GPUS':<8}{'STAGING':<9}CONTAINER")
-        for t in tasks["tasks"]:
-            code = "" if t["exit_code"] is None else str(t["exit_code"])
-            staging = "-" if t.get("staging_s") is None else f"{t['staging_s']:.1f}s"
-            devices = ",".join(str(d) for d in t.get("gpus") or []) or "-"
-            click.echo(f"{t['name']:<14}{t['state']:<11}{t.get('restarts', 0):<9}{code:<6}{t['host'] or '-':<16}"
-                       f"{t['address'] or '-':<22}{devices:<8}{staging:<9}{t['yarn_container_id'] or '-'}")
+        for t in doc.tasks:
+            click.echo(_task_row(t))
     elif rep.state.is_terminal():
         click.echo("(per-task detail not available yet: YARN is still aggregating the logs)")
+
+
+def _task_row(t: TaskStatus) -> str:
+    code = "" if t.exit_code is None else str(t.exit_code)
+    staging = "-" if t.staging_s is None else f"{t.staging_s:.1f}s"
+    devices = ",".join(str(d) for d in t.gpus) or "-"
+    return (f"{t.name:<14}{t.state.value:<11}{t.restarts:<9}{code:<6}{t.host or '-':<16}"
+            f"{t.address or '-':<22}{devices:<8}{staging:<9}{t.yarn_container_id or '-'}")
 
 
 @click.command("list")
@@ -73,8 +72,7 @@ def list_(as_json: bool, limit: int) -> None:
     with Client() as client:
         jobs = client.list_jobs()[:limit]
     if as_json:
-        click.echo(json.dumps([{**asdict(j), "state": j.state.value, "framework": j.framework} for j in jobs],
-                              indent=2))
+        click.echo(json.dumps([report_dict(j) for j in jobs], indent=2))
         return
     click.echo(f"{'APPLICATION':<32}{'NAME':<24}{'FRAMEWORK':<12}{'STATE':<11}{'QUEUE':<14}STARTED")
     for j in jobs:
@@ -117,7 +115,7 @@ def logs(app_id: str, task_name: str | None, follow: bool) -> None:
         printed = 0
         while True:
             rep = client.report(app_id)
-            task = _find(client.task_status(app_id), role, index)
+            task = _find(client.status_doc(app_id), role, index)
             if task is None:
                 if rep.state.is_terminal() or not follow:
                     raise click.ClickException(f"no task {task_name} in {app_id} (yet)")
@@ -129,16 +127,13 @@ def logs(app_id: str, task_name: str | None, follow: bool) -> None:
                 if text is not None:
                     click.echo(text[printed:], nl=False)
                     printed = len(text)
-                    if not follow or rep.state.is_terminal() or task["state"] in ("SUCCEEDED", "FAILED", "KILLED"):
+                    if not follow or rep.state.is_terminal() or task.state.is_terminal():
                         return
             time.sleep(1.0)
 
 
-def _find(status_doc: dict[str, Any] | None, role: str, index: int) -> dict[str, Any] | None:
-    for t in (status_doc or {}).get("tasks", []):
-        if t["role"] == role and t["index"] == index:
-            return t
-    return None
+def _find(doc: StatusDoc | None, role: str, index: int) -> TaskStatus | None:
+    return doc.task(role, index) if doc else None
 
 
 @click.command()

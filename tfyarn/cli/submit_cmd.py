@@ -21,6 +21,7 @@ from tfyarn.cli.params import EXIT_CODES, KEY_VALUE, MEMORY, default_help
 from tfyarn.errors import JobFailed, SpecError
 from tfyarn.nodegpus import GPU
 from tfyarn.spec import FRAMEWORKS, INPUT_MODES, RESTART_POLICIES, JobSpec, show, split_pair
+from tfyarn.wire import StatusDoc
 
 ROLES = ("chief", "worker", "ps", "evaluator")
 
@@ -173,16 +174,16 @@ def default_name(command: Any) -> str:
     return f"tfyarn-{name or 'job'}"
 
 
-def progress_line(state: str, doc: dict[str, Any] | None, total: int) -> str:
+def progress_line(state: str, doc: StatusDoc | None, total: int) -> str:
     """One line of --wait progress: the job state, and while it starts, its containers."""
-    if state != "RUNNING" or not doc or not doc.get("tasks"):
+    if state != "RUNNING" or not doc or not doc.tasks:
         return state
-    tasks = doc["tasks"]
-    allocated = sum(1 for t in tasks if t.get("yarn_container_id"))
-    registered = sum(1 for t in tasks if t.get("address"))
-    done = sum(1 for t in tasks if t["state"] in ("SUCCEEDED", "FAILED", "KILLED"))
+    tasks = doc.tasks
+    allocated = sum(1 for t in tasks if t.yarn_container_id)
+    registered = sum(1 for t in tasks if t.address)
+    done = sum(1 for t in tasks if t.state.is_terminal())
     line = f"RUNNING: containers {allocated}/{total} allocated, {registered}/{total} registered"
-    if (doc.get("timeline") or {}).get("rendezvous"):
+    if doc.timeline.get("rendezvous"):
         line += f"; training ({done}/{total} task(s) ended)"
     return line
 
@@ -198,14 +199,15 @@ def follow(client: Any, app_id: str, total: int, poll_s: float = 1.0) -> Any:
     read every poll while the gang starts and every TRAINING_DOC_EVERY_S
     once it trains.
     """
-    t0, last, doc, doc_at = time.monotonic(), "", None, 0.0
+    t0, last, doc_at = time.monotonic(), "", 0.0
+    doc: StatusDoc | None = None
     while True:
         rep = client.report(app_id)
-        training = bool(doc and (doc.get("timeline") or {}).get("rendezvous"))
+        training = bool(doc and doc.timeline.get("rendezvous"))
         if rep.state.value != "RUNNING":
             doc = None
         elif not training or time.monotonic() - doc_at >= TRAINING_DOC_EVERY_S:
-            doc, doc_at = client.live_status(rep), time.monotonic()
+            doc, doc_at = client.live_doc(rep), time.monotonic()
         line = progress_line(rep.state.value, doc, total)
         if line != last:
             click.echo(f"[{time.monotonic() - t0:6.1f}s] {line}", err=True)
