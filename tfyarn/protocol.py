@@ -31,7 +31,14 @@ ENV_LOCAL_DIRS = "LOCAL_DIRS"  # the application's local dirs on the node, comma
 ENV_LOG_DIRS = "LOG_DIRS"  # the container's log dirs, comma-separated (what `tfyarn logs` shows)
 ENV_LOCAL_USER_DIRS = "LOCAL_USER_DIRS"  # the user's local dirs on the node, comma-separated
 ENV_USER = "USER"  # the user the container runs as (the job's owner)
-ENV_HADOOP_USER_NAME = "HADOOP_USER_NAME"  # Hadoop's simple-auth user: the owner where USER is unset
+ENV_HADOOP_USER_NAME = "HADOOP_USER_NAME"  # not YARN's but Hadoop's simple-auth user: read where USER is unset
+ENV_HADOOP_TOKEN_FILE = "HADOOP_TOKEN_FILE_LOCATION"  # the container's delegation tokens
+ENV_JVM_PID = "JVM_PID"  # the launch script's pid
+ENV_APP_WEB_PROXY_BASE = "APPLICATION_WEB_PROXY_BASE"  # the AM's path behind the RM's web proxy
+# The names YARN sets that a job's --env may not (tfyarn.fields): YARN would override them, or they
+# would mislead the container about itself.
+YARN_CONTAINER_ENV = (ENV_YARN_CONTAINER_ID, ENV_NM_HOST, ENV_NM_PORT, ENV_NM_HTTP_PORT, ENV_LOCAL_DIRS, ENV_LOG_DIRS,
+                      ENV_LOCAL_USER_DIRS, ENV_HADOOP_TOKEN_FILE, ENV_JVM_PID, ENV_APP_WEB_PROXY_BASE)
 
 # --- set by the plan on the ApplicationMaster container ----------------------
 ENV_JOB = "TFYARN_JOB"  # the job spec, encode_env()d (task containers get it too: see tfyarn.taskenv)
