@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import sys
 
+from tfyarn import protocol
 from tfyarn.cluster import LocalCluster
 
 
@@ -17,5 +18,5 @@ def require_cluster(script: str) -> LocalCluster:
     cluster = LocalCluster()
     if not cluster.status().running:
         fail(script, "the local cluster is not running; start it with `tfyarn cluster up` (or `make up`)")
-    os.environ["HADOOP_CONF_DIR"] = str(cluster.layout.conf_dir)
+    os.environ[protocol.ENV_HADOOP_CONF_DIR] = str(cluster.layout.conf_dir)
     return cluster

@@ -100,16 +100,16 @@ def tfyarn_once(client: object, sk: object, framework: str, roles: dict[str, int
         stamps = wait_stamps(sk.connect(app_id), sum(roles.values()), t0 + TIMEOUT_S, "tfyarn")  # type: ignore[attr-defined]
         doc = None
         while time.time() < t0 + TIMEOUT_S:  # the AM's view of the same start, for the stages
-            doc = client.live_status(client.report(app_id))  # type: ignore[attr-defined]
-            if doc and all("process_started" in t["timeline"] for t in doc["tasks"]):
+            doc = client.live_doc(client.report(app_id))  # type: ignore[attr-defined]
+            if doc and all("process_started" in t.timeline for t in doc.tasks):
                 break
             time.sleep(0.2)
     finally:
         client.kill(app_id)  # type: ignore[attr-defined]
-    stages: dict[str, float] = {"am_started": doc["timeline"]["am_started"] - t0} if doc else {}
+    stages: dict[str, float] = {"am_started": doc.timeline["am_started"] - t0} if doc else {}
     for stage in protocol.STAGES[2:-1]:
         if doc:
-            stages[stage] = max(t["timeline"][stage] for t in doc["tasks"]) - t0
+            stages[stage] = max(t.timeline[stage] for t in doc.tasks) - t0
     stages["user_code"] = max(stamps) - t0
     return max(stamps) - t0, stages
 

@@ -210,11 +210,6 @@ class Client:
                 return None  # the AM has not started serving yet
         return self._saved_doc(rep)
 
-    def task_status(self, app_id: str) -> dict[str, Any] | None:
-        """``status_doc`` as its JSON object, for readers of the plain form (`tfyarn fetch`)."""
-        doc = self.status_doc(app_id)
-        return doc.to_dict() if doc else None
-
     def live_doc(self, rep: JobReport) -> StatusDoc | None:
         """/api/status through the ResourceManager's proxy, else the AM's key-value copy."""
         if rep.tracking_url.startswith("http"):
@@ -231,11 +226,6 @@ class Client:
         except TfyarnError:
             return None  # it ended meanwhile
         return _parse_doc(raw, rep.app_id, "its AM's key-value store") if raw else None
-
-    def live_status(self, rep: JobReport) -> dict[str, Any] | None:
-        """``live_doc`` as its JSON object, for readers of the plain form (benchmarks/startup.py)."""
-        doc = self.live_doc(rep)
-        return doc.to_dict() if doc else None
 
     def _saved_doc(self, rep: JobReport) -> StatusDoc | None:
         """The final status the AM saved on HDFS, else the line it left in its aggregated log."""

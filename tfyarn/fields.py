@@ -36,8 +36,7 @@ MAX_TAG_LENGTH = 100
 _RESERVED_ENV_PREFIXES = ("TFYARN_", "SKEIN_")
 _RESERVED_ENV = frozenset({
     protocol.ENV_SKEIN_CONTAINER_ID, protocol.ENV_SKEIN_APP_ID, protocol.ENV_SKEIN_VCORES,
-    "CONTAINER_ID", "NM_HOST", "NM_PORT", "NM_HTTP_PORT", "LOCAL_DIRS", "LOG_DIRS", "LOCAL_USER_DIRS",
-    "HADOOP_TOKEN_FILE_LOCATION", "JVM_PID", "APPLICATION_WEB_PROXY_BASE",
+    *protocol.YARN_CONTAINER_ENV,
     "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", *frameworks.ENV_NAMES,
 })
 # Shipped files land in the task's dir under their base name, which Hadoop writes unquoted into

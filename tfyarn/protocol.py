@@ -69,7 +69,7 @@ ENV_EVENTS = "TFYARN_EVENTS"  # a file the user's script reports milestones to (
 ENV_TENSORBOARD_DIR = "TFYARN_TENSORBOARD_DIR"  # --tensorboard: write summaries here; tfyarn mirrors them
 ENV_GPUS = "TFYARN_GPUS"  # the physical GPU indices of this container, comma-separated ("" for none)
 # The frameworks' own variables (TF_CONFIG, torchrun's MASTER_ADDR, RANK, ...) are
-# built in one place, appmaster.executor.runtimes, under the names the frameworks define.
+# built in one place, tfyarn.frameworks, under the names the frameworks define.
 
 
 

@@ -33,7 +33,6 @@ from tfyarn.fields import (
 
 __all__ = ["JobSpec", "RoleSpec", "InputSpec", "OutputSpec", "parse_memory", "show", "split_pair"]
 
-FRAMEWORKS = frameworks.NAMES  # what each means: tfyarn.frameworks
 RESTART_POLICIES = ("never", "on-failure", "all")  # see RoleSpec.restart_policy
 PYTHON_ENVS = ("local", "packed")  # see tfyarn.plan.PlanContext and tfyarn.pyenv
 _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,62}")  # role names: also YARN service names

@@ -42,7 +42,7 @@ class StagingPlan:
 
 
 def job_user() -> str:
-    return os.environ.get("USER") or os.environ.get("HADOOP_USER_NAME") or "unknown"
+    return os.environ.get(protocol.ENV_USER) or os.environ.get(protocol.ENV_HADOOP_USER_NAME) or "unknown"
 
 
 def tensorboard_uri(app_id: str) -> str:

@@ -10,10 +10,10 @@ lets the application end SUCCEEDED unless the job's rules say so.
 """
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
-import traceback
 from typing import Any
 
 import skein
@@ -22,9 +22,11 @@ from appmaster.am import gpus
 from appmaster.am.tasks import RESTART, RESTART_ALL, Task, TaskTable
 from appmaster.am.tensorboard import TensorBoard
 from appmaster.am.web import StatusServer
-from tfyarn import nodegpus, protocol, taskenv, wire
+from tfyarn import logfmt, nodegpus, protocol, taskenv, wire
 from tfyarn.spec import JobSpec
 from tfyarn.status import TaskState
+
+log = logging.getLogger(logfmt.AM_LOGGER)
 
 POLL_S = 0.25  # while the gang starts or a task restarts: every step of the start shows at once
 STEADY_POLL_S = 1.0  # while every task trains: each poll is two RPCs to the AM's JVM, on the training's cores
@@ -34,7 +36,7 @@ _ALL_STATES = ["WAITING", "REQUESTED", "RUNNING", "SUCCEEDED", "FAILED", "KILLED
 
 def am_attempt() -> int:
     """This AM's attempt number, from its container id (container_[e<epoch>_]<ts>_<app>_<attempt>_<n>)."""
-    parts = os.environ.get("CONTAINER_ID", "").split("_")
+    parts = os.environ.get(protocol.ENV_YARN_CONTAINER_ID, "").split("_")
     try:
         return int(parts[-2])
     except (IndexError, ValueError):
@@ -118,8 +120,8 @@ def bind_gpus(app: skein.ApplicationClient, table: TaskTable, pool: gpus.DeviceP
                                   nodegpus.yarn_busy(node))
             task.gpu_binding = "tfyarn"
             if len(task.gpus) < task.gpus_asked:
-                print(f"tfyarn AM: {task.name} asked {task.gpus_asked} GPU(s) but {task.host} has only "
-                      f"{len(task.gpus)} unbound; it gets those", flush=True)
+                log.warning(f"{task.name} asked {task.gpus_asked} GPU(s) but {task.host} has only "
+                            f"{len(task.gpus)} unbound; it gets those")
         task.gpu_binding = task.gpu_binding or "none"
         assignment = wire.GpuAssignment(tuple(task.gpus))
         app.kv[protocol.kv_task_gpus(task.role, task.index)] = assignment.to_json().encode()
@@ -142,16 +144,16 @@ def handle_failures(app: skein.ApplicationClient, job: Job, pool: gpus.DevicePoo
         action = table.failure_action(t)
         if action == RESTART:
             delay = table.backoff_s(t, t.restarts)
-            print(f"tfyarn AM: {t.name} failed (exit code {t.exit_code}); restarting it in {delay:.0f} s "
-                  f"(restart {t.restarts + 1})", flush=True)
+            log.warning(f"{t.name} failed (exit code {t.exit_code}); restarting it in {delay:.0f} s "
+                        f"(restart {t.restarts + 1})")
             forget(app, t, pool, bound)
             t.reset(now + delay, keep_address=True)
         elif action == RESTART_ALL:
             delay = table.backoff_s(t, table.job_restarts)
             table.job_restarts += 1
-            print(f"tfyarn AM: {t.name} failed (exit code {t.exit_code}); restarting all "
-                  f"{len(table.tasks)} task(s) in {delay:.0f} s with a fresh rendezvous "
-                  f"(job restart {table.job_restarts})", flush=True)
+            log.warning(f"{t.name} failed (exit code {t.exit_code}); restarting all "
+                        f"{len(table.tasks)} task(s) in {delay:.0f} s with a fresh rendezvous "
+                        f"(job restart {table.job_restarts})")
             app.kv.discard(protocol.KV_CLUSTER)
             job.timeline.pop("rendezvous", None)
             for other in table.tasks:
@@ -224,7 +226,7 @@ class Job:
 def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str, str]:
     table, spec = job.table, job.spec
     adopt_initial(table, time.time())
-    print(f"tfyarn AM: following the {len(table.tasks)} container(s) of job {spec.name!r}", flush=True)
+    log.info(f"following the {len(table.tasks)} container(s) of job {spec.name!r}")
     pool, bound = gpus.DevicePool(), set[str]()
     last: tuple[Any, ...] = ()
     doc_at = 0.0
@@ -240,7 +242,7 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
         if "rendezvous" not in job.timeline and table.all_registered():
             app.kv[protocol.KV_CLUSTER] = wire.ClusterView.of(table.cluster_view()).to_json().encode()
             job.timeline["rendezvous"] = time.time()
-            print(f"tfyarn AM: all {len(table.tasks)} task(s) registered; cluster view published", flush=True)
+            log.info(f"all {len(table.tasks)} task(s) registered; cluster view published")
         if table.timed_out(now, spec.allocation_timeout_s, spec.registration_timeout_s):
             why = table.timed_out(now, spec.allocation_timeout_s, spec.registration_timeout_s,
                                   free_resources(os.environ.get(protocol.ENV_RM_WEB, "")))
@@ -283,6 +285,7 @@ def page_server() -> StatusServer:
 
 def main() -> int:
     started = time.time()
+    logfmt.setup(logfmt.AM_LOGGER)
     app = skein.ApplicationClient.from_current()
     job: Job | None = None
     web = page_server()
@@ -291,16 +294,16 @@ def main() -> int:
         job = Job(app.id, spec, TaskTable.for_job(spec), started)
         web.update(job.status("STARTING"))
         if job.attempt > 1:  # YARN stopped the last attempt's containers: the whole job runs again
-            print(f"tfyarn AM: attempt {job.attempt}: re-running the whole job from a clean state", flush=True)
+            log.info(f"attempt {job.attempt}: re-running the whole job from a clean state")
         app.ui.add_page(protocol.UI_STATUS_ROUTE, web.url, link_name="tfyarn status")
         if spec.tensorboard:
             job.tensorboard = TensorBoard(app, web.host, taskenv.tensorboard_uri(app.id), "tensorboard-logs")
             job.tensorboard.start()
         status, diagnostics = run(app, job, web)
     except Exception as e:  # the job must end FAILED, never hang or claim success
-        traceback.print_exc()
+        log.exception("the AM failed")
         status, diagnostics = "FAILED", f"tfyarn AM error: {type(e).__name__}: {e}"
-    print(f"tfyarn AM: job {status}: {diagnostics}", flush=True)
+    (log.info if status == "SUCCEEDED" else log.error)(f"job {status}: {diagnostics}")
     if job is not None:
         if job.tensorboard:
             job.tensorboard.stop()
@@ -313,7 +316,7 @@ def main() -> int:
         try:
             save_status(body, job.user, app.id)
         except Exception as e:
-            print(f"tfyarn AM: could not save the final status to HDFS: {type(e).__name__}: {e}", flush=True)
+            log.error(f"could not save the final status to HDFS: {type(e).__name__}: {e}")
     app.shutdown(status, diagnostics)
     web.close()
     return 0 if status == "SUCCEEDED" else 1

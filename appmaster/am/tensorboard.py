@@ -8,6 +8,7 @@ here is reported on the status page and never fails the job.
 """
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import subprocess
@@ -19,6 +20,8 @@ from typing import Any
 import skein
 
 from tfyarn import protocol
+
+_log = logging.getLogger("tfyarn.am.tensorboard")
 
 SYNC_S = 5.0
 READY_TIMEOUT_S = 120.0
@@ -40,7 +43,7 @@ class TensorBoard(threading.Thread):
             self._start()
         except Exception as e:
             self.state = f"failed: {type(e).__name__}: {e}"
-            print(f"tfyarn AM: TensorBoard {self.state} (the job goes on)", flush=True)
+            _log.warning(f"TensorBoard {self.state} (the job goes on)")
             return
         while not self.stopped.wait(SYNC_S):
             self._sync()
@@ -50,7 +53,7 @@ class TensorBoard(threading.Thread):
         with socket.socket() as s:
             s.bind((self.host, 0))
             port = s.getsockname()[1]
-        log = open(os.path.join(os.environ.get("LOG_DIRS", ".").split(",")[0], "tensorboard.log"), "ab")
+        log = open(os.path.join(os.environ.get(protocol.ENV_LOG_DIRS, ".").split(",")[0], "tensorboard.log"), "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tensorboard.main", "--logdir", self.local_dir, "--host", self.host,
              "--port", str(port), "--reload_interval", str(int(SYNC_S))],
@@ -69,7 +72,7 @@ class TensorBoard(threading.Thread):
                 time.sleep(0.5)
         self.app.ui.add_page(protocol.UI_TENSORBOARD_ROUTE, f"http://{self.host}:{port}", link_name="TensorBoard")
         self.state = "running"
-        print(f"tfyarn AM: TensorBoard on http://{self.host}:{port} reads {self.uri}", flush=True)
+        _log.info(f"TensorBoard on http://{self.host}:{port} reads {self.uri}")
 
     def _sync(self) -> None:
         from tfyarn.storage import locate, mirror, parse_uri
@@ -79,7 +82,7 @@ class TensorBoard(threading.Thread):
             if src.exists():
                 mirror(src, locate(parse_uri(os.path.abspath(self.local_dir))))
         except Exception as e:
-            print(f"tfyarn AM: TensorBoard sync: {type(e).__name__}: {e}", flush=True)
+            _log.warning(f"TensorBoard sync: {type(e).__name__}: {e}")
 
     def stop(self) -> None:
         self.stopped.set()

@@ -8,6 +8,7 @@ with the command's code.
 """
 from __future__ import annotations
 
+import logging
 import os
 import queue
 import socket
@@ -22,8 +23,10 @@ from appmaster.executor import gpus, process
 from appmaster.executor.monitor import Monitor, Timeline
 from appmaster.executor.staging import publish_outputs, publish_snapshot, stage_inputs
 from appmaster.executor.threads import thread_env
-from tfyarn import frameworks, nodegpus, protocol, taskenv, wire
+from tfyarn import frameworks, logfmt, nodegpus, protocol, taskenv, wire
 from tfyarn.taskenv import StagingPlan
+
+log = logging.getLogger(logfmt.EXECUTOR_LOGGER)
 
 
 def reserve_port(previous: str = "") -> socket.socket:
@@ -52,7 +55,7 @@ def reserve_port(previous: str = "") -> socket.socket:
 
 def advertised_host() -> str:
     """The name other containers reach this one by: the NodeManager's host."""
-    return os.environ.get("NM_HOST") or socket.getfqdn()
+    return os.environ.get(protocol.ENV_NM_HOST) or socket.getfqdn()
 
 
 def user_env(environ: dict[str, str]) -> dict[str, str]:
@@ -79,7 +82,7 @@ def link_code(workdir: str) -> None:
 
 
 def container_id() -> str:
-    return os.environ.get("CONTAINER_ID", "")
+    return os.environ.get(protocol.ENV_YARN_CONTAINER_ID, "")
 
 
 def report_exit(app: skein.ApplicationClient, role: str, index: int, outcome: process.Outcome) -> int:
@@ -87,8 +90,8 @@ def report_exit(app: skein.ApplicationClient, role: str, index: int, outcome: pr
     record = wire.ExitRecord(code=outcome.exit_code, stderr_tail=outcome.stderr_tail, time=time.time(),
                              container=container_id())
     app.kv[protocol.kv_task_exit(role, index)] = record.to_json().encode()
-    print(f"tfyarn: {protocol.task_name(role, index)} exited with code {outcome.exit_code}",
-          file=sys.stderr, flush=True)
+    (log.info if outcome.exit_code == 0 else log.error)(
+        f"{protocol.task_name(role, index)} exited with code {outcome.exit_code}")
     return outcome.exit_code
 
 
@@ -110,8 +113,7 @@ def snapshots(app: skein.ApplicationClient, staging: StagingPlan, workdir: str, 
             except queue.Empty:  # the save_every timer
                 pass
             except Exception as e:  # the stream failed: it would re-raise at once, forever
-                print(f"tfyarn: `tfyarn save` requests no longer reach this task ({type(e).__name__}: {e})",
-                      file=sys.stderr, flush=True)
+                log.warning(f"`tfyarn save` requests no longer reach this task ({type(e).__name__}: {e})")
                 requests = None
                 continue
         try:
@@ -119,15 +121,15 @@ def snapshots(app: skein.ApplicationClient, staging: StagingPlan, workdir: str, 
             record = wire.SnapshotRecord(uris=tuple(uris), time=time.time())
             app.kv[protocol.kv_task_snapshot(role, index)] = record.to_json().encode()
         except Exception as e:  # a failed snapshot must not kill training
-            print(f"tfyarn: snapshot failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+            log.warning(f"snapshot failed: {type(e).__name__}: {e}")
 
 
 def own_gpus() -> tuple[tuple[int, ...] | None, str]:
     """Devices YARN or Docker bound to this container and who did, for the registration; (None, ""): the AM binds."""
     env = dict(os.environ)
-    if env.get("NM_HOST") and env.get("NM_HTTP_PORT"):
-        info = nodegpus.node_gpu_info(f"{env['NM_HOST']}:{env['NM_HTTP_PORT']}")
-        found = nodegpus.yarn_assigned(info, env.get("CONTAINER_ID", ""))
+    if env.get(protocol.ENV_NM_HOST) and env.get(protocol.ENV_NM_HTTP_PORT):
+        info = nodegpus.node_gpu_info(f"{env[protocol.ENV_NM_HOST]}:{env[protocol.ENV_NM_HTTP_PORT]}")
+        found = nodegpus.yarn_assigned(info, env.get(protocol.ENV_YARN_CONTAINER_ID, ""))
         if found is not None:
             return tuple(found), "yarn"
     found = gpus.docker_assigned(env)
@@ -136,6 +138,7 @@ def own_gpus() -> tuple[tuple[int, ...] | None, str]:
 
 def main() -> int:
     started = time.time()  # YARN localized the container's files before starting us
+    logfmt.setup(logfmt.EXECUTOR_LOGGER)
     stop = process.StopSignals().install()
     os.environ.update(taskenv.from_container(dict(os.environ)))  # one of the gang's first containers
     role = os.environ[protocol.ENV_ROLE]
@@ -144,8 +147,7 @@ def main() -> int:
     try:
         return run_task(app, role, index, started, stop)
     except process.Terminated as e:  # told to stop outside the command's run: nothing is published
-        print(f"tfyarn: {protocol.task_name(role, index)} stopped by signal {e.signum}; nothing was published",
-              file=sys.stderr, flush=True)
+        log.warning(f"{protocol.task_name(role, index)} stopped by signal {e.signum}; nothing was published")
         return report_exit(app, role, index, process.Outcome(e.exit_code, str(e), e.signum))
 
 
@@ -166,7 +168,7 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
         input_env, staging_s = stage_inputs(staging, workdir)
     except Exception as e:  # the command never runs on partial data
         msg = f"staging inputs failed: {type(e).__name__}: {e}"
-        print(f"tfyarn: {msg}", file=sys.stderr, flush=True)
+        log.error(msg)
         return report_exit(app, role, index, process.Outcome(protocol.EXIT_STAGING_FAILED, msg))
     timeline.stamp("inputs_staged")
 
@@ -177,7 +179,7 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
                                      gpu_binding=binding)
     app.kv[protocol.kv_task_addr(role, index)] = registration.to_json().encode()
     timeline.stamp("registered")
-    print(f"tfyarn: {name} registered {address}; waiting for the other tasks", file=sys.stderr, flush=True)
+    log.info(f"{name} registered {address}; waiting for the other tasks")
     view = wire.ClusterView.from_json(app.kv.wait(protocol.KV_CLUSTER)).roles
     timeline.stamp("rendezvous")
     assigned = app.kv.wait(protocol.kv_task_gpus(role, index))  # the AM binds before the gang
@@ -194,8 +196,7 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
     command = framework.wrap_command(command, index, view, nproc, app.id)
     if framework.releases_port_before_command:  # else held until the command exits (TF binds it too)
         sock.close()
-    print(f"tfyarn: {name} at {address} on GPU(s) [{','.join(map(str, devices))}] runs: {' '.join(command)}",
-          file=sys.stderr, flush=True)
+    log.info(f"{name} at {address} on GPU(s) [{','.join(map(str, devices))}] runs: {' '.join(command)}")
     if staging.outputs:
         threading.Thread(target=snapshots, args=(app, staging, workdir, role, index), daemon=True).start()
     monitor = Monitor(app, role, index, timeline, events_file, devices, tb_dir, tb_uri)
@@ -205,14 +206,14 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
     sock.close()
     monitor.finish()
     if outcome.stop_signal:
-        print(f"tfyarn: {name} was stopped by signal {outcome.stop_signal} while its command ran; "
-              "its outputs are not published", file=sys.stderr, flush=True)
+        log.warning(f"{name} was stopped by signal {outcome.stop_signal} while its command ran; "
+                    "its outputs are not published")
     elif outcome.exit_code == 0 and staging.outputs:
         try:
             publish_outputs(staging, workdir, app.id)
         except Exception as e:
             msg = f"publishing outputs failed: {type(e).__name__}: {e}"
-            print(f"tfyarn: {msg}", file=sys.stderr, flush=True)
+            log.error(msg)
             outcome = process.Outcome(protocol.EXIT_OUTPUT_FAILED, msg)
     return report_exit(app, role, index, outcome)
 

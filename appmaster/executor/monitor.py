@@ -8,9 +8,9 @@ in one place the AM's TensorBoard reads. Nothing here may fail the task.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
-import sys
 import threading
 import time
 from typing import Any
@@ -19,6 +19,8 @@ import skein
 
 from appmaster.executor import gpus
 from tfyarn import protocol, wire
+
+log = logging.getLogger("tfyarn.executor.monitor")
 
 EVENTS_POLL_S = 1.0
 SLOW_EVERY_S = 5.0  # telemetry and TensorBoard mirroring
@@ -38,11 +40,11 @@ class Timeline:
                 return
             self.stages[stage] = when if when is not None else time.time()
             doc = wire.EventsRecord(stages=dict(self.stages),
-                                    container=os.environ.get("CONTAINER_ID", "")).to_json().encode()
+                                    container=os.environ.get(protocol.ENV_YARN_CONTAINER_ID, "")).to_json().encode()
         try:
             self.app.kv[self.key] = doc
         except Exception as e:  # the AM may be gone at the very end
-            print(f"tfyarn: could not report {stage}: {e}", file=sys.stderr, flush=True)
+            log.warning(f"could not report {stage}: {e}")
 
 
 def mirror_tensorboard(local_dir: str, uri: str) -> None:
@@ -117,8 +119,9 @@ class Monitor(threading.Thread):
         sample = gpus.telemetry(self.devices)
         if sample is not None:
             try:
+                container = os.environ.get(protocol.ENV_YARN_CONTAINER_ID, "")
                 record = wire.TelemetryRecord(gpus=tuple(wire.GpuSample.from_dict(g) for g in sample),
-                                              time=time.time(), container=os.environ.get("CONTAINER_ID", ""))
+                                              time=time.time(), container=container)
                 self.app.kv[protocol.kv_task_telemetry(self.role, self.index)] = record.to_json().encode()
             except Exception:  # telemetry is best effort: the AM may be gone, NVML may answer oddly
                 pass
@@ -129,5 +132,4 @@ class Monitor(threading.Thread):
         try:
             mirror_tensorboard(self.tb_dir, self.tb_uri)
         except Exception as e:
-            print(f"tfyarn: TensorBoard mirror failed (training goes on): {type(e).__name__}: {e}",
-                  file=sys.stderr, flush=True)
+            log.warning(f"TensorBoard mirror failed (training goes on): {type(e).__name__}: {e}")

@@ -6,8 +6,8 @@ leaves a half-written model at the destination.
 """
 from __future__ import annotations
 
+import logging
 import os
-import sys
 import time
 
 from tfyarn import protocol
@@ -17,8 +17,7 @@ from tfyarn.taskenv import StagingPlan
 # the start-up path of the others.
 
 
-def _log(msg: str) -> None:
-    print(f"tfyarn: {msg}", file=sys.stderr, flush=True)
+_log = logging.getLogger("tfyarn.executor.staging").info
 
 
 def stage_inputs(plan: StagingPlan, workdir: str) -> tuple[dict[str, str], float]:

@@ -6,8 +6,11 @@ executor wrote, until the AM stops the task when the chief has finished.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
+
+from tfyarn import logfmt
 
 
 def main() -> int:
@@ -18,8 +21,9 @@ def main() -> int:
     task = config["task"]
     server = tf.distribute.Server(tf.train.ClusterSpec(config["cluster"]), job_name=task["type"],
                                   task_index=task["index"], protocol="grpc", start=True)
-    print(f"tfyarn: TensorFlow server {task['type']}:{task['index']} serving at {server.target}",
-          file=sys.stderr, flush=True)
+    logfmt.setup("tfyarn.tf_server")
+    logging.getLogger("tfyarn.tf_server").info(
+        f"TensorFlow server {task['type']}:{task['index']} serving at {server.target}")
     server.join()
     return 0
 

@@ -12,6 +12,7 @@ import pytest
 
 from tfyarn.cli.fetch_cmd import base_name, fetch_into, local_target, unique_subdirs
 from tfyarn.storage import list_files, locate, parse_uri
+from tfyarn.wire import OutputStatus, StatusDoc
 
 FILES = {"model.bin": 4000, "sub/vocab.txt": 300}
 
@@ -130,8 +131,8 @@ class FakeClient:
     def report(self, app):
         return type("Report", (), {"state": type("State", (), {"value": "SUCCEEDED"})})()
 
-    def task_status(self, app):
-        return {"outputs": [{"src": "out", "dest": d} for d in self.outputs]}
+    def status_doc(self, app):
+        return StatusDoc(app_id=app, state="SUCCEEDED", outputs=tuple(OutputStatus(src="out", dest=d) for d in self.outputs))
 
 
 APP = "application_1712345678901_0042"

@@ -83,21 +83,20 @@ def _sources(source: str) -> list[str]:
 
     with Client() as client:
         rep = client.report(source)
-        doc = client.task_status(source)
-    outputs = (doc or {}).get("outputs")
-    if outputs is None:
+        doc = client.status_doc(source)
+    if doc is None:
         raise click.ClickException(f"{source}: its outputs are not known yet (YARN is still aggregating the "
                                    "job's logs); try again in a few seconds, or fetch the hdfs:// path")
-    if not outputs:
+    if not doc.outputs:
         raise click.ClickException(f"{source} declared no outputs (tfyarn submit --output DIR:URI)")
     if rep.state.value != "SUCCEEDED":
         raise click.ClickException(f"{source} ended {rep.state.value}: its outputs were not published")
-    uris = [o["dest"] for o in outputs]
-    for uri in uris:
-        if base_name(uri) is None:
-            raise click.ClickException(f"{source} has output {uri!r}, which names no dir of its own (its last part "
+    dests = [o.dest for o in doc.outputs]
+    for dest in dests:
+        if base_name(dest) is None:
+            raise click.ClickException(f"{source} has output {dest!r}, which names no dir of its own (its last part "
                                        "is empty, '.' or '..'); fetch the hdfs:// path it was published to")
-    return uris
+    return dests
 
 
 def sha256_of(path: str) -> str | None:

@@ -97,7 +97,15 @@ def kill(app_id: str) -> None:
 @click.option("--task", "task_name", default=None, help="One task's output, e.g. worker:1 or chief:0.")
 @click.option("--follow", "-f", is_flag=True, help="With --task: keep printing new output until the task ends.")
 def logs(app_id: str, task_name: str | None, follow: bool) -> None:
-    """Print job APP_ID's logs: all containers (after the job), or one task's (any time, with --task)."""
+    """Print job APP_ID's logs: all containers (after the job), or one task's (any time, with --task).
+
+    \b
+    tfyarn's own lines (the AM's and each executor's) read
+      2026-12-03 16:40:01,123 INFO tfyarn.executor: worker:0 registered node1:40123; ...
+    time, level (INFO, WARNING, ERROR), logger (tfyarn.am, tfyarn.executor...), message:
+    Hadoop's log4j layout, so they sort in with skein's and YARN's Java logs.
+    Everything else is your command's own output.
+    """
     from tfyarn.client import Client
 
     _check(app_id)

@@ -19,11 +19,11 @@ import yaml
 
 from tfyarn.cli.params import EXIT_CODES, KEY_VALUE, MEMORY, default_help
 from tfyarn.errors import JobFailed, SpecError
+from tfyarn.frameworks import KNOWN_ROLES as ROLES
+from tfyarn.frameworks import NAMES as FRAMEWORKS
 from tfyarn.nodegpus import GPU
-from tfyarn.spec import FRAMEWORKS, INPUT_MODES, RESTART_POLICIES, JobSpec, show, split_pair
+from tfyarn.spec import INPUT_MODES, RESTART_POLICIES, JobSpec, show, split_pair
 from tfyarn.wire import StatusDoc
-
-ROLES = ("chief", "worker", "ps", "evaluator")
 
 # job-spec key (dotted) -> the flag that sets it
 FLAG_KEYS: dict[str, str] = {
