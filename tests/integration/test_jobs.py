@@ -1,5 +1,6 @@
 """Jobs end to end: the real CLI submits to the real RM, the Python AM runs, tasks run the command."""
 import json
+import re
 import subprocess
 import time
 import urllib.request
@@ -108,6 +109,9 @@ def test_tf_config_and_a_failing_evaluator_that_does_not_fail_the_job(cluster, y
     assert cfg["task"] == {"type": "chief", "index": 0}
     assert set(cfg["cluster"]) == {"chief", "worker"}  # the evaluator is not part of the cluster
     assert all(":" in a for addrs in cfg["cluster"].values() for a in addrs)
+    # The executor's own lines carry time, level and logger (tfyarn.logfmt), as `tfyarn logs --help` says.
+    assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} INFO tfyarn\.executor: chief:0 registered \S+:\d+; ",
+                     logs, re.M), logs
 
 
 def test_failing_chief_fails_at_once_and_stops_the_parameter_server(cluster, yarn_apps):
