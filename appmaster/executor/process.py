@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import errno
+import logging
 import os
 import signal
 import subprocess
@@ -26,10 +27,11 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import FrameType
 
 from tfyarn import protocol
+
+log = logging.getLogger("tfyarn.executor.process")
 
 GRACE_S = 10.0
 _PR_SET_CHILD_SUBREAPER = 36
@@ -95,16 +97,26 @@ def become_subreaper() -> bool:
 
 
 def _proc_table() -> dict[int, tuple[int, str]]:
-    """pid -> (parent pid, state letter) of every process, from /proc."""
+    """pid -> (parent pid, state letter) of every process, from /proc.
+
+    A process may end between the listing and the read of its entry; the
+    kernel then answers ENOENT or, while it is being torn down, ESRCH
+    (which pathlib's glob does not expect and raised, killing the executor
+    in the middle of stopping a task). Either way that process is skipped.
+    """
     table = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
         try:
-            text = stat.read_text()
+            with open(f"/proc/{name}/stat") as f:
+                text = f.read()
         except OSError:
             continue
         # "pid (comm) state ppid ...": comm may hold spaces, so split after the last ')'.
-        fields = text[text.rindex(")") + 2:].split()
-        table[int(stat.parent.name)] = (int(fields[1]), fields[0])
+        fields = text[text.rfind(")") + 2:].split() if ")" in text else []
+        if len(fields) > 1 and fields[1].isdigit():
+            table[int(name)] = (int(fields[1]), fields[0])
     return table
 
 
@@ -135,7 +147,7 @@ def stop_descendants(grace_s: float = GRACE_S, first: int = signal.SIGTERM, keep
         for pid in procs:
             try:
                 os.kill(pid, sig)
-            except ProcessLookupError:
+            except (ProcessLookupError, PermissionError):  # gone, or its pid already another user's
                 pass
         reap_orphans(keep)
         if time.monotonic() > deadline:
@@ -191,7 +203,7 @@ def _cannot_run(command: Sequence[str], e: OSError) -> Outcome:
     if e.errno == errno.ENOEXEC:
         why += " (a script needs a first line such as #!/bin/bash or #!/usr/bin/env python)"
     msg = f"tfyarn: cannot run {command[0]!r}: {why}"
-    print(msg, file=sys.stderr, flush=True)
+    log.error(msg.removeprefix("tfyarn: "))  # the record's stderr tail keeps the prefix: it is not the command's
     missing = isinstance(e, FileNotFoundError)
     return Outcome(protocol.EXIT_COMMAND_NOT_FOUND if missing else EXIT_CANNOT_EXECUTE, msg)
 
