@@ -1,8 +1,8 @@
 """am_scale: the ApplicationMaster's bookkeeping for a 1,000-task job, in-process.
 
 Drives appmaster.am's real functions (adopt_initial, sync,
-bind_gpus, the status document, the page, request_container) against an in-memory stand-in
-for skein's ApplicationClient, so only tfyarn's own work is measured:
+bind_gpus, the status document, the page, request_container) against the tests' in-memory
+stand-in for skein's ApplicationClient (tests/fakes.py), so only tfyarn's own work is measured:
 CPU time per phase, the status JSON's build time, and peak memory.
 Targets (issue 7): registration of all tasks + cluster view < 1 s CPU;
 status JSON < 100 ms; peak RSS < 300 MiB.
@@ -17,8 +17,6 @@ import resource
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,50 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from appmaster.am import gpus, master, page  # noqa: E402
 from appmaster.am.tasks import TaskTable  # noqa: E402
-from tfyarn import nodegpus, protocol  # noqa: E402
+from tests.fakes import FakeApp  # noqa: E402
+from tfyarn import nodegpus, protocol, wire  # noqa: E402
 from tfyarn.spec import JobSpec, RoleSpec  # noqa: E402
-
-
-@dataclass
-class FakeContainer:
-    id: str
-    state: str = "REQUESTED"
-    yarn_container_id: str = ""
-    yarn_node_http_address: str = ""
-    exit_message: str = ""
-    start_time: datetime | None = None
-
-
-@dataclass
-class FakeKV(dict):  # type: ignore[type-arg]
-    def get_prefix(self, prefix: str) -> dict[str, bytes]:
-        return {k: v for k, v in self.items() if k.startswith(prefix)}
-
-    def discard(self, key: str) -> None:
-        self.pop(key, None)
-
-
-@dataclass
-class FakeApp:
-    """What the AM uses of skein.ApplicationClient, in memory."""
-
-    id: str = "application_1_0001"
-    kv: FakeKV = field(default_factory=FakeKV)
-    containers: dict[str, FakeContainer] = field(default_factory=dict)
-    counters: dict[str, int] = field(default_factory=dict)
-
-    def add_container(self, service: str, env: dict[str, str]) -> FakeContainer:
-        n = self.counters.get(service, 0)
-        self.counters[service] = n + 1
-        c = FakeContainer(f"{service}_{n}")
-        self.containers[c.id] = c
-        return c
-
-    def get_containers(self, states: Any = None) -> list[FakeContainer]:
-        return list(self.containers.values())
-
-    def kill_container(self, cid: str) -> None:
-        self.containers[cid].state = "KILLED"
 
 
 def cpu(fn: Any) -> tuple[float, Any]:
@@ -87,43 +44,36 @@ def main() -> int:
     spec = JobSpec(name="scale", command=("python", "t.py"), framework="tensorflow",
                    roles={"chief": RoleSpec("chief", 1), "worker": RoleSpec("worker", n - 11, gpus=1),
                           "ps": RoleSpec("ps", 10)}).validate()
-    app = FakeApp()
+    # skein asks for the gang from the application spec, one container per task
+    app = FakeApp.with_services({r: role.instances for r, role in spec.roles.items()})
     table = TaskTable.for_job(spec)
     job = master.Job(app.id, spec, table, time.time())
     rows: dict[str, float] = {}
 
-    for t in table.tasks:  # skein asks for the gang from the application spec, one instance per task
-        app.containers[f"{t.role}_{t.index}"] = FakeContainer(f"{t.role}_{t.index}")
-    app.counters = {r: role.instances for r, role in spec.roles.items()}
     rows["adopt the gang's containers"], _ = cpu(lambda: master.adopt_initial(table, time.time()))
-
-    def allocate() -> None:  # YARN grants every container on 100 nodes
-        for i, c in enumerate(app.containers.values()):
-            c.state, c.yarn_container_id = "RUNNING", f"container_1_0001_01_{i + 2:06d}"
-            c.yarn_node_http_address, c.start_time = f"node{i % 100}:8042", datetime.now()
-    allocate()
+    app.allocate_all([f"node{i}:8042" for i in range(100)])  # YARN grants every container on 100 nodes
     rows["allocation bookkeeping (sync)"], _ = cpu(lambda: master.sync(app, table))
 
     def register() -> None:
         for t in table.tasks:
-            app.kv[protocol.kv_task_addr(t.role, t.index)] = json.dumps(
-                {"address": f"{t.host}:{20000 + t.index}", "staging_s": 0.1,
-                 protocol.RECORD_CONTAINER: t.yarn_container_id}).encode()
+            record = wire.Registration(address=f"{t.host}:{20000 + t.index}", staging_s=0.1,
+                                       container=t.yarn_container_id)
+            app.kv[protocol.kv_task_addr(t.role, t.index)] = record.to_json().encode()
         master.sync(app, table)
         pool = gpus.DevicePool()
         info = {"gpuDeviceInformation": {"gpu": [{"minor_number": k} for k in range(16)]}}
         nodegpus.node_gpu_info = lambda _addr: info  # the NodeManager's answer, without HTTP
         master.bind_gpus(app, table, pool, set())
         assert table.all_registered()
-        return json.dumps(table.cluster_view())
+        return wire.ClusterView.of(table.cluster_view()).to_json()
     rows["registration of all tasks + cluster view"], view = cpu(register)
 
     rows["status change check (each 0.25 s poll)"], _ = cpu(job.signature)
     walls = []
     for _ in range(REPEATS):  # the median of a few: one sample on a shared machine is noise
         t0 = time.perf_counter()
-        doc = job.doc("RUNNING")
-        body = json.dumps(doc)
+        doc = job.status("RUNNING")  # as the AM's loop builds and serializes it
+        body = doc.to_json()
         walls.append(time.perf_counter() - t0)
     rows["status JSON (wall, median of 5)"] = statistics.median(walls)
     rows["status page HTML"], html = cpu(lambda: page.render(doc))
