@@ -17,9 +17,11 @@ demo: up
 test: lint up browser
 	$(PY) -m pytest tests -ra
 
-# ruff and mypy over tfyarn/ and appmaster/ (settings in pyproject.toml).
+# ruff (lint and format check) and mypy over tfyarn/ and appmaster/ (settings in pyproject.toml).
+# `ruff format tfyarn appmaster` applies the format.
 lint: $(VENV)/.installed
 	$(PY) -m ruff check tfyarn appmaster
+	$(PY) -m ruff format --check tfyarn appmaster
 	$(PY) -m mypy
 
 unit: $(VENV)/.installed

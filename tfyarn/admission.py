@@ -14,6 +14,7 @@ The ``parse_*`` functions read the RM's answers as it really sends them
 when they cannot, so the caller can say the check did not run. The nodes'
 answer is read by tfyarn.rmnodes, which the AM shares.
 """
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -26,8 +27,18 @@ from tfyarn.rest import Unreadable, parse_json
 from tfyarn.rmnodes import NodeCapacity, parse_nodes
 from tfyarn.spec import JobSpec
 
-__all__ = ["NodeCapacity", "Queue", "SchedulerLimits", "Unreadable", "check_fits", "check_limits", "check_queue",
-           "parse_conf", "parse_nodes", "parse_queues"]
+__all__ = [
+    "NodeCapacity",
+    "Queue",
+    "SchedulerLimits",
+    "Unreadable",
+    "check_fits",
+    "check_limits",
+    "check_queue",
+    "parse_conf",
+    "parse_nodes",
+    "parse_queues",
+]
 
 MAX_MB = "yarn.scheduler.maximum-allocation-mb"
 
@@ -38,7 +49,7 @@ def parse_conf(raw: bytes) -> dict[str, str]:
         doc = parse_json(raw)
         items = doc.get("properties") if isinstance(doc, dict) else None
         if not isinstance(items, list):
-            raise Unreadable("JSON without a \"properties\" list")
+            raise Unreadable('JSON without a "properties" list')
         props = {str(p["key"]): str(p.get("value", "")) for p in items if isinstance(p, dict) and "key" in p}
     else:
         try:
@@ -71,19 +82,25 @@ def check_limits(spec: JobSpec, limits: SchedulerLimits, am_memory_mb: int) -> N
     """Raise SpecError for a container the scheduler would refuse or never place."""
     for name, role in spec.roles.items():
         if role.instances and role.gpus and GPU not in limits.resource_types:
-            raise SpecError(f"roles.{name}.gpus: this cluster defines no {GPU} resource (yarn.resource-types is "
-                            f"{','.join(sorted(limits.resource_types)) or 'empty'}); ask for 0 GPUs or use a GPU "
-                            "cluster")
+            raise SpecError(
+                f"roles.{name}.gpus: this cluster defines no {GPU} resource (yarn.resource-types is "
+                f"{','.join(sorted(limits.resource_types)) or 'empty'}); ask for 0 GPUs or use a GPU "
+                "cluster"
+            )
     asks = [(f"roles.{n}", n, r.memory_mb, r.vcores) for n, r in spec.roles.items() if r.instances]
     asks.append(("am_memory_mb", "ApplicationMaster", am_memory_mb, 1))
     for where, who, memory, vcores in asks:
         if limits.max_memory_mb is not None and memory > limits.max_memory_mb:
             key = "am_memory_mb" if where == "am_memory_mb" else f"{where}.memory_mb"
-            raise SpecError(f"{key}: each {who} container asks {memory} MiB, above the scheduler's maximum "
-                            f"container size of {limits.max_memory_mb} MiB (yarn.scheduler.maximum-allocation-mb)")
+            raise SpecError(
+                f"{key}: each {who} container asks {memory} MiB, above the scheduler's maximum "
+                f"container size of {limits.max_memory_mb} MiB (yarn.scheduler.maximum-allocation-mb)"
+            )
         if limits.max_vcores is not None and vcores > limits.max_vcores:
-            raise SpecError(f"{where}.vcores: each {who} container asks {vcores} vcores, above the scheduler's "
-                            f"maximum of {limits.max_vcores} (yarn.scheduler.maximum-allocation-vcores)")
+            raise SpecError(
+                f"{where}.vcores: each {who} container asks {vcores} vcores, above the scheduler's "
+                f"maximum of {limits.max_vcores} (yarn.scheduler.maximum-allocation-vcores)"
+            )
 
 
 def check_fits(spec: JobSpec, nodes: list[NodeCapacity]) -> None:
@@ -99,8 +116,10 @@ def check_fits(spec: JobSpec, nodes: list[NodeCapacity]) -> None:
             ("vcores", role.vcores, max(n.vcores for n in nodes), "vcore(s)"),
         ):
             if asked > have:
-                raise SpecError(f"roles.{name}.{key}: each {name} container asks {asked} {unit}, but the "
-                                f"largest node offers {have}; ask for at most {have}")
+                raise SpecError(
+                    f"roles.{name}.{key}: each {name} container asks {asked} {unit}, but the "
+                    f"largest node offers {have}; ask for at most {have}"
+                )
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 The only module that calls skein's client. skein's exceptions are turned
 into tfyarn's here, once, so callers see one error tree.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -72,21 +73,29 @@ def _start_skein() -> skein.Client:
         saved = os.dup(2)
         os.dup2(err.fileno(), 2)
         try:
-            return skein.Client(log=str(driver_log()), log_level="info",
-                                principal=os.environ.get(protocol.ENV_PRINCIPAL) or None,
-                                keytab=os.environ.get(protocol.ENV_KEYTAB) or None)
+            return skein.Client(
+                log=str(driver_log()),
+                log_level="info",
+                principal=os.environ.get(protocol.ENV_PRINCIPAL) or None,
+                keytab=os.environ.get(protocol.ENV_KEYTAB) or None,
+            )
         except subprocess.CalledProcessError as e:
             err.seek(0)
             last = (err.read().decode(errors="replace").strip().splitlines() or ["no output"])[-1]
-            failure = UnreachableError(f"`{' '.join(map(str, e.cmd))}` failed (exit {e.returncode}: {last}); "
-                                       "skein needs it to start its driver: put a working Hadoop client's `yarn` "
-                                       "first on PATH (with JAVA_HOME set), or run `tfyarn cluster up`")
+            failure = UnreachableError(
+                f"`{' '.join(map(str, e.cmd))}` failed (exit {e.returncode}: {last}); "
+                "skein needs it to start its driver: put a working Hadoop client's `yarn` "
+                "first on PATH (with JAVA_HOME set), or run `tfyarn cluster up`"
+            )
         except FileNotFoundError as e:
-            failure = UnreachableError(f"cannot start skein's driver: {e.strerror or e}: {e.filename or ''}; "
-                                       "install Java and set JAVA_HOME, or put `java` on PATH")
+            failure = UnreachableError(
+                f"cannot start skein's driver: {e.strerror or e}: {e.filename or ''}; "
+                "install Java and set JAVA_HOME, or put `java` on PATH"
+            )
         except skein.exceptions.DriverError as e:
-            failure = UnreachableError(f"skein's Java driver did not start ({e}); see {driver_log()}, and "
-                                       "check JAVA_HOME and `yarn classpath`")
+            failure = UnreachableError(
+                f"skein's Java driver did not start ({e}); see {driver_log()}, and check JAVA_HOME and `yarn classpath`"
+            )
         finally:
             if failure is not None:
                 gc.collect()  # the half-made client, while its complaint still goes to ``err``
@@ -124,8 +133,10 @@ class Client:
 
     def _unknown(self, app_id: str) -> TfyarnError:
         host, port = hadoop_env.rm_address(self.hadoop.conf_dir)
-        return TfyarnError(f"application {app_id} is not known to the ResourceManager at {host}:{port}; check the "
-                           "id (`tfyarn list` shows the jobs it knows; it forgets old ones)")
+        return TfyarnError(
+            f"application {app_id} is not known to the ResourceManager at {host}:{port}; check the "
+            "id (`tfyarn list` shows the jobs it knows; it forgets old ones)"
+        )
 
     # -- submission -----------------------------------------------------------
     def _rm_rest(self, path: str) -> tuple[str, bytes]:
@@ -149,12 +160,17 @@ class Client:
         """
         am_mb = spec.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if spec.tensorboard else 0)
         checks: list[tuple[str, str, Callable[[bytes], None]]] = [
-            ("/ws/v1/cluster/scheduler", "the scheduler's queues",
-             lambda raw: _check_queue(spec.queue, parse_queues(raw))),
-            ("/conf", "the scheduler's limits",
-             lambda raw: check_limits(spec, SchedulerLimits.from_conf(parse_conf(raw)), am_mb)),
-            (rmnodes.RUNNING_NODES_PATH, "the nodes' capacities",
-             lambda raw: check_fits(spec, parse_nodes(raw))),
+            (
+                "/ws/v1/cluster/scheduler",
+                "the scheduler's queues",
+                lambda raw: _check_queue(spec.queue, parse_queues(raw)),
+            ),
+            (
+                "/conf",
+                "the scheduler's limits",
+                lambda raw: check_limits(spec, SchedulerLimits.from_conf(parse_conf(raw)), am_mb),
+            ),
+            (rmnodes.RUNNING_NODES_PATH, "the nodes' capacities", lambda raw: check_fits(spec, parse_nodes(raw))),
         ]
         for path, what, check in checks:
             url = f"{hadoop_env.rm_web(self.hadoop.conf_dir)}{path}"
@@ -195,8 +211,9 @@ class Client:
         """tfyarn's applications (by tag), newest first."""
         with _skein_errors():
             apps = self._skein.get_applications(states=_ALL_APP_STATES)
-        return sorted((_job_report(a) for a in apps if TAG in (a.tags or ())),
-                      key=lambda r: r.start_time_ms, reverse=True)
+        return sorted(
+            (_job_report(a) for a in apps if TAG in (a.tags or ())), key=lambda r: r.start_time_ms, reverse=True
+        )
 
     def status_doc(self, app_id: str) -> StatusDoc | None:
         """The AM's status document: from its page while it runs, else the copy it saved on HDFS."""
@@ -243,11 +260,10 @@ class Client:
         am_log = self._aggregated_logs(rep.app_id, "-am", "1", "-log_files", protocol.AM_LOG_FILE)
         for line in reversed(am_log.splitlines()):
             if line.startswith(protocol.AM_STATUS_LINE):
-                return _parse_doc(line[len(protocol.AM_STATUS_LINE):], rep.app_id, "its AM's log")
+                return _parse_doc(line[len(protocol.AM_STATUS_LINE) :], rep.app_id, "its AM's log")
         return None
 
-    def save(self, app_id: str, timeout_s: float = 600,
-             progress: Callable[[str], None] = lambda _m: None) -> list[str]:
+    def save(self, app_id: str, timeout_s: float = 600, progress: Callable[[str], None] = lambda _m: None) -> list[str]:
         """Ask the output tasks for a snapshot; return the URIs once published."""
         with _skein_errors(self._unknown(app_id)):
             app = self._skein.connect(app_id, wait=False)
@@ -354,11 +370,18 @@ def _log_contents(text: str) -> str:
 def _job_report(r: Any) -> JobReport:
     state, final = str(r.state), str(r.final_status)
     return JobReport(
-        app_id=r.id, name=r.name, state=job_state(state, final), yarn_state=state,
-        final_status=final, diagnostics=trim_diagnostics(r.diagnostics or ""),
+        app_id=r.id,
+        name=r.name,
+        state=job_state(state, final),
+        yarn_state=state,
+        final_status=final,
+        diagnostics=trim_diagnostics(r.diagnostics or ""),
         diagnostics_full=(r.diagnostics or "").strip(),
-        tracking_url=r.tracking_url or "", queue=r.queue, user=r.user,
-        start_time_ms=_ms(r.start_time), finish_time_ms=_ms(r.finish_time),
+        tracking_url=r.tracking_url or "",
+        queue=r.queue,
+        user=r.user,
+        start_time_ms=_ms(r.start_time),
+        finish_time_ms=_ms(r.finish_time),
         tags=tuple(sorted(r.tags or ())),
     )
 

@@ -14,6 +14,7 @@ Links are followed only inside the dir (one to outside, dangling, or a loop is a
 error naming it), and a FIFO, socket or device is an error: never opened, so never
 a hang. Nothing here writes until ``write_archive``, so ``--dry-run`` stays pure.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -71,8 +72,9 @@ class CodeDir:
 def never_shipped_name(name: str) -> bool:
     """Dotfiles, caches and key/keytab file names: never shipped, whatever they hold."""
     low = name.lower()
-    return name.startswith(".") or name in NEVER_SHIP_NAMES or any(fnmatch.fnmatchcase(low, g)
-                                                                    for g in NEVER_SHIP_GLOBS)
+    return (
+        name.startswith(".") or name in NEVER_SHIP_NAMES or any(fnmatch.fnmatchcase(low, g) for g in NEVER_SHIP_GLOBS)
+    )
 
 
 def secret_content(head: bytes) -> bool:
@@ -99,14 +101,17 @@ def _follow(root: str, path: str, rel: str) -> tuple[str, os.stat_result]:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise SpecError(f"code: {path} is a dangling symlink (to {os.readlink(path)}); remove it or fix "
-                        "its target") from None
+        raise SpecError(
+            f"code: {path} is a dangling symlink (to {os.readlink(path)}); remove it or fix its target"
+        ) from None
     except OSError as e:
         raise SpecError(f"code: {path} is a symlink that cannot be followed ({e.strerror}); remove it") from None
     target = os.path.realpath(path)
     if not _inside(root, target):
-        raise SpecError(f"code: {path} links to {target}, outside the shipped dir {root}; copy what it needs "
-                        "into the dir (or ship data with --input) and remove the link")
+        raise SpecError(
+            f"code: {path} links to {target}, outside the shipped dir {root}; copy what it needs "
+            "into the dir (or ship data with --input) and remove the link"
+        )
     return target, st
 
 
@@ -150,15 +155,19 @@ def _walk(root: str) -> tuple[list[tuple[str, str, os.stat_result]], list[str]]:
                 if os.path.exists(os.path.join(real, "pyvenv.cfg")):
                     skipped.append(rel + "/")
                 elif real in chain:
-                    raise SpecError(f"code: {os.path.join(root, rel)} links to {real}, a dir it is inside of "
-                                    "(a loop); remove the link")
+                    raise SpecError(
+                        f"code: {os.path.join(root, rel)} links to {real}, a dir it is inside of "
+                        "(a loop); remove the link"
+                    )
                 else:
                     stack.append((rel, real, (*chain, real)))
             elif stat.S_ISREG(st.st_mode):
                 found.append((real, rel, st))
             else:
-                raise SpecError(f"code: {os.path.join(root, rel)} is a {_kind(st.st_mode)}, not a regular file; "
-                                f"move it out of {root} (or point --code at the source dir)")
+                raise SpecError(
+                    f"code: {os.path.join(root, rel)} is a {_kind(st.st_mode)}, not a regular file; "
+                    f"move it out of {root} (or point --code at the source dir)"
+                )
     return found, skipped
 
 
@@ -168,8 +177,10 @@ def _check_cap(root: str, found: list[tuple[str, str, os.stat_result]], max_byte
         return
     largest = sorted(found, key=lambda f: -f[2].st_size)[:3]
     names = ", ".join(f"{rel} ({st.st_size / 2**20:.1f} MiB)" for _, rel, st in largest)
-    raise SpecError(f"code: {root} holds {total / 2**20:.1f} MiB, over the {max_bytes >> 20} MiB cap; the largest: "
-                    f"{names}. Ship data with --input, and point --code at the source dir only")
+    raise SpecError(
+        f"code: {root} holds {total / 2**20:.1f} MiB, over the {max_bytes >> 20} MiB cap; the largest: "
+        f"{names}. Ship data with --input, and point --code at the source dir only"
+    )
 
 
 def _open_regular(path: str) -> BinaryIO:
@@ -261,8 +272,11 @@ def write_archive(code: CodeDir, dest: str) -> None:
     """The code's tar.gz at ``dest``, created 0600 in a 0700 dir, appearing only once complete."""
     fd, part = tempfile.mkstemp(dir=private_dir(os.path.dirname(dest)), suffix=".part")  # mkstemp: 0600
     try:
-        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz, \
-                tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        with (
+            os.fdopen(fd, "wb") as raw,
+            gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz,
+            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+        ):
             for f in code.files:
                 _add(tar, f)
         os.replace(part, dest)

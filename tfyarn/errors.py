@@ -9,6 +9,7 @@
 
 Each message is one line that says what is wrong and how to fix it.
 """
+
 from __future__ import annotations
 
 

@@ -5,6 +5,7 @@ data and its rules; these are the limits YARN, skein and a shell impose on
 any value: int32 counts, memory sizes, text without control characters,
 environment and file names that reach a container.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,16 +35,31 @@ MAX_TAG_LENGTH = 100
 # Names tfyarn, skein or YARN set in a task's environment: a user value would be overwritten or
 # would break the task. The frameworks name theirs (tfyarn.frameworks); the GPUs' are appmaster.executor.gpus's.
 _RESERVED_ENV_PREFIXES = ("TFYARN_", "SKEIN_")
-_RESERVED_ENV = frozenset({
-    protocol.ENV_SKEIN_CONTAINER_ID, protocol.ENV_SKEIN_APP_ID, protocol.ENV_SKEIN_VCORES,
-    *protocol.YARN_CONTAINER_ENV,
-    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", *frameworks.ENV_NAMES,
-})
+_RESERVED_ENV = frozenset(
+    {
+        protocol.ENV_SKEIN_CONTAINER_ID,
+        protocol.ENV_SKEIN_APP_ID,
+        protocol.ENV_SKEIN_VCORES,
+        *protocol.YARN_CONTAINER_ENV,
+        "CUDA_VISIBLE_DEVICES",
+        "CUDA_DEVICE_ORDER",
+        *frameworks.ENV_NAMES,
+    }
+)
 # Shipped files land in the task's dir under their base name, which Hadoop writes unquoted into
 # the launch script (ln -sf -- "src" "name"): only names no shell reads specially.
 _FILE_NAME_RE = re.compile(r"[A-Za-z0-9._+][A-Za-z0-9._+-]{0,254}")
-_RESERVED_FILE_NAMES = frozenset({protocol.PYENV_DIR, protocol.CODE_DIR, "tmp", "launch_container.sh",
-                                  "container_tokens", ".skein.crt", ".skein.pem"})
+_RESERVED_FILE_NAMES = frozenset(
+    {
+        protocol.PYENV_DIR,
+        protocol.CODE_DIR,
+        "tmp",
+        "launch_container.sh",
+        "container_tokens",
+        ".skein.crt",
+        ".skein.pem",
+    }
+)
 
 
 _SHOW = reprlib.Repr()  # Python 3.11's takes no keyword arguments
@@ -68,8 +84,10 @@ def parse_memory(value: str | int, what: str = "memory") -> int:
             raise SpecError(f"{what}: {show(value)} is not a memory size; use e.g. 512m or 4g")
         amount = Decimal(m.group(1)) * _UNIT_MB[m.group(2).lower()]  # exact: no float overflow
     if amount > MAX_MEMORY_MB:
-        raise SpecError(f"{what}: {show(value)} is above the maximum of {MAX_MEMORY_MB} MiB (1024t) "
-                        "that a YARN container request can carry")
+        raise SpecError(
+            f"{what}: {show(value)} is above the maximum of {MAX_MEMORY_MB} MiB (1024t) "
+            "that a YARN container request can carry"
+        )
     if amount < MIN_MEMORY_MB:
         raise SpecError(f"{what}: {show(value)} is below the minimum of {MIN_MEMORY_MB} MiB")
     return int(amount)
@@ -138,13 +156,16 @@ def check_tags(tags: Any) -> None:
     """The ResourceManager refuses a submission whose tags are not ASCII, too long or too many."""
     tags = check_tuple(tags, "tags")
     if len(tags) > MAX_USER_TAGS:
-        raise SpecError(f"tags: {len(tags)} tags given; YARN takes {MAX_USER_TAGS + 2} per job and tfyarn "
-                        f"sets 2, so at most {MAX_USER_TAGS}")
+        raise SpecError(
+            f"tags: {len(tags)} tags given; YARN takes {MAX_USER_TAGS + 2} per job and tfyarn "
+            f"sets 2, so at most {MAX_USER_TAGS}"
+        )
     for i, tag in enumerate(tags):
         check_text(tag, f"tags[{i}]")
         if not (tag.isascii() and tag.isprintable()) or len(tag) > MAX_TAG_LENGTH:
-            raise SpecError(f"tags[{i}]: {show(tag)} is not a YARN tag: printable ASCII, "
-                            f"at most {MAX_TAG_LENGTH} characters")
+            raise SpecError(
+                f"tags[{i}]: {show(tag)} is not a YARN tag: printable ASCII, at most {MAX_TAG_LENGTH} characters"
+            )
 
 
 def check_env(env: Any) -> None:
@@ -157,11 +178,15 @@ def check_env(env: Any) -> None:
         raise SpecError(f"env: expected a mapping of NAME: value, got {show(env)}")
     for k, v in env.items():
         if not isinstance(k, str) or not _ENV_NAME_RE.fullmatch(k):
-            raise SpecError(f"env: {show(k)} is not a valid environment variable name "
-                            "(letters, digits and _, not starting with a digit)")
+            raise SpecError(
+                f"env: {show(k)} is not a valid environment variable name "
+                "(letters, digits and _, not starting with a digit)"
+            )
         if k in _RESERVED_ENV or k.startswith(_RESERVED_ENV_PREFIXES):
-            raise SpecError(f"env: {k} is set by tfyarn, skein or YARN in every task; "
-                            f"choose another name (none starting with {' or '.join(_RESERVED_ENV_PREFIXES)})")
+            raise SpecError(
+                f"env: {k} is set by tfyarn, skein or YARN in every task; "
+                f"choose another name (none starting with {' or '.join(_RESERVED_ENV_PREFIXES)})"
+            )
         if not isinstance(v, str):
             raise SpecError(f"env.{k}: values must be strings, got {show(v)}; quote it")
         check_text(v, f"env.{k}", multiline=True)
@@ -173,9 +198,11 @@ def check_files(files: Any) -> None:
     for i, path in enumerate(check_tuple(files, "files")):
         name = os.path.basename(check_str(path, f"files[{i}]").rstrip("/"))
         if name in ("", ".", "..") or not _FILE_NAME_RE.fullmatch(name) or name in _RESERVED_FILE_NAMES:
-            raise SpecError(f"files: {show(path)} would land in the container as {show(name)}; rename it to use only "
-                            "letters, digits, '.', '_', '+' and '-' (not first), at most 255 characters, "
-                            f"and none of {', '.join(sorted(_RESERVED_FILE_NAMES))}")
+            raise SpecError(
+                f"files: {show(path)} would land in the container as {show(name)}; rename it to use only "
+                "letters, digits, '.', '_', '+' and '-' (not first), at most 255 characters, "
+                f"and none of {', '.join(sorted(_RESERVED_FILE_NAMES))}"
+            )
         check_text(path, f"files[{i}]")  # its dir, which YARN's request carries
         names.append(name)
     dupes = sorted({n for n in names if names.count(n) > 1})

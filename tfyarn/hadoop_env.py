@@ -7,6 +7,7 @@ driver would retry for minutes. A configuration file that is not XML, or an
 address that is not host:port, is reported as one line naming the file and
 the property (SpecError), not as a parser's traceback.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,10 @@ from tfyarn import protocol
 from tfyarn.cluster.layout import ClusterLayout
 from tfyarn.errors import SpecError, UnreachableError
 
-_HOW = (f"start the local cluster with `tfyarn cluster up`, or point {protocol.ENV_HADOOP_CONF_DIR} at a "
-        "running cluster's configuration (with its `yarn` command on PATH)")
+_HOW = (
+    f"start the local cluster with `tfyarn cluster up`, or point {protocol.ENV_HADOOP_CONF_DIR} at a "
+    "running cluster's configuration (with its `yarn` command on PATH)"
+)
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,10 @@ def read_conf(conf_dir: Path, filename: str) -> dict[str, str]:
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError as e:
-        raise SpecError(f"{path}: not valid XML ({e}); fix the file, or point {protocol.ENV_HADOOP_CONF_DIR} at a "
-                        "cluster's configuration") from None
+        raise SpecError(
+            f"{path}: not valid XML ({e}); fix the file, or point {protocol.ENV_HADOOP_CONF_DIR} at a "
+            "cluster's configuration"
+        ) from None
     except OSError as e:
         raise SpecError(f"{path}: cannot be read ({e.strerror or e}); fix its permissions") from None
     props = {}
@@ -106,8 +111,10 @@ def _rm_host_port(conf_dir: Path, key: str, default_port: int) -> tuple[str, int
     addr = props.get(key) or f"{props.get('yarn.resourcemanager.hostname', '0.0.0.0')}:{default_port}"
     host, sep, port = addr.rpartition(":")
     if not (sep and host and port.isdigit() and 0 < int(port) < 65536):
-        raise SpecError(f"{conf_dir / 'yarn-site.xml'}: {named} gives the address {addr!r}, which is not "
-                        "host:port with a port from 1 to 65535; fix the property")
+        raise SpecError(
+            f"{conf_dir / 'yarn-site.xml'}: {named} gives the address {addr!r}, which is not "
+            "host:port with a port from 1 to 65535; fix the property"
+        )
     return host, int(port)
 
 
@@ -138,5 +145,6 @@ def check_reachable(hadoop: HadoopEnv, timeout_s: float = 3.0) -> None:
         with socket.create_connection((host, port), timeout=timeout_s):
             return
     except OSError as e:
-        raise UnreachableError(f"the ResourceManager at {host}:{port} is unreachable "
-                               f"({e.strerror or e}); {_HOW}") from None
+        raise UnreachableError(
+            f"the ResourceManager at {host}:{port} is unreachable ({e.strerror or e}); {_HOW}"
+        ) from None

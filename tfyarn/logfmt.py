@@ -7,6 +7,7 @@ log4j default (``%d{ISO8601} %p %c: %m``), so the Python AM's lines sort in
 with skein's Java AM log and the NodeManager's. Everything goes to stderr,
 which YARN keeps as the container's ``stderr`` file (``tfyarn logs``).
 """
+
 from __future__ import annotations
 
 import logging

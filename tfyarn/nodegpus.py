@@ -8,6 +8,7 @@ REST resource endpoint lists each container's devices. Both wings read it:
 the executor for its own devices, the AM to bind devices itself where YARN
 binds none.
 """
+
 from __future__ import annotations
 
 import urllib.parse
@@ -37,8 +38,11 @@ def node_devices(info: dict[str, Any] | None) -> list[int]:
 
 def yarn_assigned(info: dict[str, Any] | None, yarn_container_id: str) -> list[int] | None:
     """Devices YARN itself bound to the container, or None when YARN binds none."""
-    found = [int(d["minorNumber"]) for d in (info or {}).get("assignedGpuDevices") or []
-             if d.get("containerId") == yarn_container_id]
+    found = [
+        int(d["minorNumber"])
+        for d in (info or {}).get("assignedGpuDevices") or []
+        if d.get("containerId") == yarn_container_id
+    ]
     return sorted(found) or None
 
 

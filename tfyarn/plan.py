@@ -6,6 +6,7 @@ the whole gang as soon as its AM registers, while tfyarn's own AM script
 (``appmaster.am``) is still starting; a task's index is its skein
 instance number (tfyarn.taskenv). The AM asks for restarts itself.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,8 +29,10 @@ TAG = "tfyarn"
 # AM adds the status page. Java 8 ignores the option, by the -XX flag before it.
 # The AM's JVM serves a few RPCs a second on the nodes that train: the C1 compiler alone and the
 # serial GC keep its JIT and GC threads off the training's cores (measured: benchmarks/ddp_overhead.py).
-AM_JAVA_OPTIONS = ("-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.util=ALL-UNNAMED "
-                   "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+AM_JAVA_OPTIONS = (
+    "-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.util=ALL-UNNAMED "
+    "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+)
 TENSORBOARD_AM_MEMORY_MB = 512  # added to the AM container when it also runs TensorBoard
 
 
@@ -60,8 +63,13 @@ class PlanContext:
         code_archive = code.uri if code else ""
         if spec.python_env != "local":
             env = pyenv.planned(spec.python_env)
-            return cls(python=pyenv.PYTHON_IN_ARCHIVE, env_archive=env.uri, code_archive=code_archive,
-                       shipped_env=env, shipped_code=code)
+            return cls(
+                python=pyenv.PYTHON_IN_ARCHIVE,
+                env_archive=env.uri,
+                code_archive=code_archive,
+                shipped_env=env,
+                shipped_code=code,
+            )
         return cls(python=sys.executable, code_archive=code_archive, shipped_code=code)
 
 
@@ -100,15 +108,22 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
     }
     master = skein.Master(
         resources=skein.Resources(
-            memory=spec.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if spec.tensorboard else 0), vcores=1),
+            memory=spec.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if spec.tensorboard else 0), vcores=1
+        ),
         script=_script(ctx, "appmaster.am"),
         files=env_files,
         env={**common_env, **job_env, "JAVA_TOOL_OPTIONS": AM_JAVA_OPTIONS},
     )
     tags = [TAG, f"framework:{spec.framework}", *spec.tags]
     return skein.ApplicationSpec(
-        name=spec.name, queue=spec.queue, tags=tags, master=master, services=services,
-        max_attempts=spec.max_attempts, node_label=spec.node_label, acls=acls(spec, ctx),
+        name=spec.name,
+        queue=spec.queue,
+        tags=tags,
+        master=master,
+        services=services,
+        max_attempts=spec.max_attempts,
+        node_label=spec.node_label,
+        acls=acls(spec, ctx),
     )
 
 
@@ -121,5 +136,4 @@ def acls(spec: JobSpec, ctx: PlanContext) -> skein.ACLs:
     own pages are. The page carries no secrets either way.
     """
     ui = list(spec.view_acls) if ctx.kerberized else ["*"]
-    return skein.ACLs(enable=True, view_users=list(spec.view_acls), modify_users=list(spec.modify_acls),
-                      ui_users=ui)
+    return skein.ACLs(enable=True, view_users=list(spec.view_acls), modify_users=list(spec.modify_acls), ui_users=ui)

@@ -4,6 +4,7 @@ They run before anything is submitted, so a typo in a path costs a second,
 not a container allocation. Errors name the spec key (the CLI rewords it
 to the flag).
 """
+
 from __future__ import annotations
 
 import os
@@ -57,8 +58,10 @@ def _exists(loc: Location) -> bool:
     try:
         return loc.exists()
     except Exception as e:  # hdfs-native and libhdfs raise their own types for a dead NameNode
-        raise UnreachableError(f"the filesystem of {loc.uri} is unreachable ({type(e).__name__}: "
-                               f"{str(e).splitlines()[0] if str(e) else 'no answer'}); {_HOW}") from None
+        raise UnreachableError(
+            f"the filesystem of {loc.uri} is unreachable ({type(e).__name__}: "
+            f"{str(e).splitlines()[0] if str(e) else 'no answer'}); {_HOW}"
+        ) from None
 
 
 def check_paths(spec: JobSpec, conf_dir: Path | None = None) -> None:
@@ -74,5 +77,6 @@ def check_paths(spec: JobSpec, conf_dir: Path | None = None) -> None:
     for i, out in enumerate(spec.outputs):
         loc = locate(parse_uri(out.dest, f"outputs[{i}].dest"))
         if _exists(loc) and not spec.overwrite:
-            raise SpecError(f"outputs[{i}].dest: {loc.uri} already exists; pass --overwrite to replace it "
-                            "or choose another path")
+            raise SpecError(
+                f"outputs[{i}].dest: {loc.uri} already exists; pass --overwrite to replace it or choose another path"
+            )

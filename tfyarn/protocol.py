@@ -4,6 +4,7 @@ Environment variables and key-value keys are defined once here; no other
 module spells them out, so the two sides of the wire cannot drift apart.
 The AM and executor import this module, never the client's runtime code.
 """
+
 from __future__ import annotations
 
 import base64
@@ -37,8 +38,18 @@ ENV_JVM_PID = "JVM_PID"  # the launch script's pid
 ENV_APP_WEB_PROXY_BASE = "APPLICATION_WEB_PROXY_BASE"  # the AM's path behind the RM's web proxy
 # The names YARN sets that a job's --env may not (tfyarn.fields): YARN would override them, or they
 # would mislead the container about itself.
-YARN_CONTAINER_ENV = (ENV_YARN_CONTAINER_ID, ENV_NM_HOST, ENV_NM_PORT, ENV_NM_HTTP_PORT, ENV_LOCAL_DIRS, ENV_LOG_DIRS,
-                      ENV_LOCAL_USER_DIRS, ENV_HADOOP_TOKEN_FILE, ENV_JVM_PID, ENV_APP_WEB_PROXY_BASE)
+YARN_CONTAINER_ENV = (
+    ENV_YARN_CONTAINER_ID,
+    ENV_NM_HOST,
+    ENV_NM_PORT,
+    ENV_NM_HTTP_PORT,
+    ENV_LOCAL_DIRS,
+    ENV_LOG_DIRS,
+    ENV_LOCAL_USER_DIRS,
+    ENV_HADOOP_TOKEN_FILE,
+    ENV_JVM_PID,
+    ENV_APP_WEB_PROXY_BASE,
+)
 
 # --- set by the plan on the ApplicationMaster container ----------------------
 ENV_JOB = "TFYARN_JOB"  # the job spec, encode_env()d (task containers get it too: see tfyarn.taskenv)
@@ -70,7 +81,6 @@ ENV_TENSORBOARD_DIR = "TFYARN_TENSORBOARD_DIR"  # --tensorboard: write summaries
 ENV_GPUS = "TFYARN_GPUS"  # the physical GPU indices of this container, comma-separated ("" for none)
 # The frameworks' own variables (TF_CONFIG, torchrun's MASTER_ADDR, RANK, ...) are
 # built in one place, tfyarn.frameworks, under the names the frameworks define.
-
 
 
 def encode_env(value: object) -> str:
@@ -170,15 +180,29 @@ TENSORBOARD_SUBDIR = "tensorboard"  # in job_dir: one sub-dir per task
 
 # Startup timeline stages, in order. The AM stamps the first three and
 # "rendezvous"; executors the per-task ones; the user's script "first_step".
-STAGES = ("submitted", "am_started", "allocated", "localized", "inputs_staged", "registered",
-          "rendezvous", "process_started", "first_step")
+STAGES = (
+    "submitted",
+    "am_started",
+    "allocated",
+    "localized",
+    "inputs_staged",
+    "registered",
+    "rendezvous",
+    "process_started",
+    "first_step",
+)
 
 
 def kv_task_keys(role: str, index: int) -> tuple[str, ...]:
     """Every key one incarnation of a task writes or reads; cleared before it restarts."""
-    return (kv_task_addr(role, index), kv_task_exit(role, index), kv_task_events(role, index),
-            kv_task_gpus(role, index), kv_task_telemetry(role, index),
-            kv_task_snapshot(role, index))
+    return (
+        kv_task_addr(role, index),
+        kv_task_exit(role, index),
+        kv_task_events(role, index),
+        kv_task_gpus(role, index),
+        kv_task_telemetry(role, index),
+        kv_task_snapshot(role, index),
+    )
 
 
 # Records the executor writes (registration, exit, events, telemetry) carry the YARN

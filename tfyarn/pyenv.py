@@ -10,6 +10,7 @@ the same way, keyed by their content. What a code dir ships, and what it
 never does, is tfyarn.codedir's rule. The caches are private: a 0700 local dir
 (tfyarn.codedir) and 0700 dirs on HDFS, archive files 0600.
 """
+
 from __future__ import annotations
 
 import getpass
@@ -69,8 +70,10 @@ def fingerprint() -> str:
     dists = sorted(f"{d.metadata['Name']}=={d.version}\n{d.read_text('RECORD') or ''}" for d in installed)
     editable = [d.metadata["Name"] for d in installed if _editable(d)]
     if editable:
-        raise SpecError(f"python_env: packed cannot ship editable installs ({', '.join(sorted(editable))}); "
-                        "install them normally (pip install .) or use --python-env local")
+        raise SpecError(
+            f"python_env: packed cannot ship editable installs ({', '.join(sorted(editable))}); "
+            "install them normally (pip install .) or use --python-env local"
+        )
     text = "\n".join([sys.version, *dists])
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
@@ -114,8 +117,10 @@ def shipped_code_dir(code: str, python_env: str) -> str:
     here, home = os.path.realpath(cwd), os.path.realpath(os.path.expanduser("~"))
     if home == here or home.startswith(here.rstrip(os.sep) + os.sep):  # home, or a dir above it such as /
         what = "your home dir" if home == here else f"a dir that holds your home dir {home}"
-        raise SpecError(f"python_env: a shipped Python environment also ships the current dir, and that is "
-                        f"{what} ({cwd}); cd into your project dir, or pass --code DIR with the source dir")
+        raise SpecError(
+            f"python_env: a shipped Python environment also ships the current dir, and that is "
+            f"{what} ({cwd}); cd into your project dir, or pass --code DIR with the source dir"
+        )
     return cwd
 
 

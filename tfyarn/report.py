@@ -6,6 +6,7 @@
 Outside a tfyarn container (no $TFYARN_EVENTS) every call does nothing, so
 a script stays runnable on a laptop. Only the standard library is used.
 """
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ are starting, so an unreachable endpoint is an expected state, not an error.
 ``get`` says why instead, for callers that must tell the user (a check that
 could not run); ``parse_json`` likewise says why an answer cannot be read.
 """
+
 from __future__ import annotations
 
 import http.client

@@ -5,6 +5,7 @@ the largest node), `tfyarn cluster status` (NodeManagers running, GPUs
 advertised) and the AM's allocation-timeout message (what is free). Both
 sides import it, so it uses the stdlib only.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,8 +14,16 @@ from typing import Any
 from tfyarn.nodegpus import resource_gpus
 from tfyarn.rest import FetchError, Unreadable, get, parse_json
 
-__all__ = ["NODES_PATH", "RUNNING_NODES_PATH", "FetchError", "NodeCapacity", "Unreadable", "fetch_nodes",
-           "get_nodes", "parse_nodes"]
+__all__ = [
+    "NODES_PATH",
+    "RUNNING_NODES_PATH",
+    "FetchError",
+    "NodeCapacity",
+    "Unreadable",
+    "fetch_nodes",
+    "get_nodes",
+    "parse_nodes",
+]
 
 NODES_PATH = "/ws/v1/cluster/nodes"
 RUNNING_NODES_PATH = f"{NODES_PATH}?states=RUNNING"  # only nodes that take containers
@@ -36,16 +45,23 @@ class NodeCapacity:
     @classmethod
     def from_rm(cls, node: dict[str, Any]) -> NodeCapacity:
         total = node.get("totalResource") or {}
-        return cls(str(node.get("id", "?")), int(total.get("memory", 0)), int(total.get("vCores", 0)),
-                   resource_gpus(total), str(node.get("state") or ""), int(node.get("availMemoryMB", 0)),
-                   int(node.get("availableVirtualCores", 0)), resource_gpus(node.get("availableResource")))
+        return cls(
+            str(node.get("id", "?")),
+            int(total.get("memory", 0)),
+            int(total.get("vCores", 0)),
+            resource_gpus(total),
+            str(node.get("state") or ""),
+            int(node.get("availMemoryMB", 0)),
+            int(node.get("availableVirtualCores", 0)),
+            resource_gpus(node.get("availableResource")),
+        )
 
 
 def parse_nodes(raw: bytes) -> list[NodeCapacity]:
     """The RM's nodes answer ({"nodes": null} when there are none); Unreadable saying why otherwise."""
     doc = parse_json(raw)
     if not isinstance(doc, dict) or "nodes" not in doc:
-        raise Unreadable("JSON without \"nodes\"")
+        raise Unreadable('JSON without "nodes"')
     try:
         return [NodeCapacity.from_rm(n) for n in ((doc["nodes"] or {}).get("node") or [])]
     except (AttributeError, TypeError, ValueError) as e:

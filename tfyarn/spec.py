@@ -5,6 +5,7 @@ validation: unknown keys are errors that name the key, and every
 cross-field check names the field it is about. Nothing here talks to a
 cluster; ``tfyarn.plan`` turns a valid spec into a YARN application.
 """
+
 from __future__ import annotations
 
 import os
@@ -98,8 +99,9 @@ class RoleSpec:
         check_int(self.vcores, f"{where}.vcores", 1)
         check_int(self.gpus, f"{where}.gpus", 0)
         if self.restart_policy not in RESTART_POLICIES:
-            raise SpecError(f"{where}.restart_policy: {show(self.restart_policy)} is not one of "
-                            f"{', '.join(RESTART_POLICIES)}")
+            raise SpecError(
+                f"{where}.restart_policy: {show(self.restart_policy)} is not one of {', '.join(RESTART_POLICIES)}"
+            )
         check_int(self.max_restarts, f"{where}.max_restarts", 0)
         check_int(self.restart_backoff_s, f"{where}.restart_backoff_s", 0)
         for code in self.permanent_exit_codes:
@@ -112,8 +114,10 @@ class RoleSpec:
         if not isinstance(data, dict):
             raise SpecError(f"{where}: expected a mapping, got {type(data).__name__}")
         if "name" in data and data["name"] != name:
-            raise SpecError(f"{where}.name: a role's name is its key under roles; remove name: "
-                            f"{show(data['name'])}, or rename the key")
+            raise SpecError(
+                f"{where}.name: a role's name is its key under roles; remove name: "
+                f"{show(data['name'])}, or rename the key"
+            )
         check_keys({**data, "name": name}, cls, where)
         values = dict(data)
         if "memory_mb" in values:
@@ -155,8 +159,9 @@ def _check_inside(path: Any, what: str, example: str) -> str:
     """A relative dir strictly inside the task's working dir (never the dir itself, never above it)."""
     check_text(path, what)
     if os.path.isabs(path) or ".." in path.split("/") or os.path.normpath(path) == ".":
-        raise SpecError(f"{what}: {show(path)} must be a relative path to a dir inside the container's "
-                        f"working dir, e.g. {example}")
+        raise SpecError(
+            f"{what}: {show(path)} must be a relative path to a dir inside the container's working dir, e.g. {example}"
+        )
     return path
 
 
@@ -183,8 +188,10 @@ class InputSpec:
         if check_str(self.dest, f"{where}.dest"):
             _check_inside(self.dest, f"{where}.dest", "./data")
         elif os.path.basename(self.src.rstrip("/")) in ("", ".", ".."):
-            raise SpecError(f"{where}.src: {show(self.src)} has no base name to stage it under (inputs/<name>); "
-                            f"give URI:DIR, e.g. {self.src}:./data")
+            raise SpecError(
+                f"{where}.src: {show(self.src)} has no base name to stage it under (inputs/<name>); "
+                f"give URI:DIR, e.g. {self.src}:./data"
+            )
         if self.mode not in INPUT_MODES:
             raise SpecError(f"{where}.mode: {show(self.mode)} is not one of {', '.join(INPUT_MODES)}")
 
@@ -253,8 +260,10 @@ class JobSpec:
         if self.framework not in frameworks.NAMES:
             raise SpecError(f"framework: {show(self.framework)} is not one of {', '.join(frameworks.NAMES)}")
         if self.python_env not in PYTHON_ENVS and not self.python_env.endswith((".tar.gz", ".tgz", ".zip")):
-            raise SpecError(f"python_env: {show(self.python_env)} is not one of {', '.join(PYTHON_ENVS)}, "
-                            "nor a .tar.gz/.tgz/.zip environment archive")
+            raise SpecError(
+                f"python_env: {show(self.python_env)} is not one of {', '.join(PYTHON_ENVS)}, "
+                "nor a .tar.gz/.tgz/.zip environment archive"
+            )
         if not self.roles:
             raise SpecError("roles: a job needs at least one role")
         for name, role in self.roles.items():
@@ -266,8 +275,10 @@ class JobSpec:
             raise SpecError("roles: the job has no task; give some role at least one instance")
         for name in self.roles:
             if self.roles[name].instances and not self.command_for(name):
-                raise SpecError("command: no command given; put it after `--`, e.g. "
-                                "tfyarn submit --num-workers 2 -- python train.py")
+                raise SpecError(
+                    "command: no command given; put it after `--`, e.g. "
+                    "tfyarn submit --num-workers 2 -- python train.py"
+                )
         check_env(self.env)
         check_files(self.files)
         check_int(self.am_memory_mb, "am_memory_mb", MIN_MEMORY_MB, MAX_MEMORY_MB)
@@ -305,8 +316,7 @@ class JobSpec:
 
     def command_for(self, role: str) -> tuple[str, ...]:
         """What a role's tasks run: its own command, the framework default, or the job's."""
-        return (self.roles[role].command or frameworks.get(self.framework).default_command(self, role)
-                or self.command)
+        return self.roles[role].command or frameworks.get(self.framework).default_command(self, role) or self.command
 
     def output_task(self, out: OutputSpec) -> str:
         """The task that uploads ``out``: as given, else the chief, else worker 0."""
@@ -329,8 +339,10 @@ class JobSpec:
         d["view_acls"], d["modify_acls"] = list(self.view_acls), list(self.modify_acls)
         d["inputs"] = [asdict(i) for i in self.inputs]
         d["outputs"] = [asdict(o) for o in self.outputs]
-        d["roles"] = {n: {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(r).items() if k != "name"}
-                      for n, r in self.roles.items()}
+        d["roles"] = {
+            n: {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(r).items() if k != "name"}
+            for n, r in self.roles.items()
+        }
         return d
 
     @classmethod
@@ -349,8 +361,9 @@ class JobSpec:
         for key in ("view_acls", "modify_acls"):
             values[key] = str_list(values.get(key, ()), key)
         values["inputs"] = tuple(_sub(InputSpec, x, f"inputs[{i}]") for i, x in enumerate(list_of(values, "inputs")))
-        values["outputs"] = tuple(_sub(OutputSpec, x, f"outputs[{i}]")
-                                  for i, x in enumerate(list_of(values, "outputs")))
+        values["outputs"] = tuple(
+            _sub(OutputSpec, x, f"outputs[{i}]") for i, x in enumerate(list_of(values, "outputs"))
+        )
         if "am_memory_mb" in values:
             values["am_memory_mb"] = parse_memory(values["am_memory_mb"], "am_memory_mb")
         env = values.get("env", {}) or {}
@@ -360,4 +373,3 @@ class JobSpec:
         if "name" not in values:
             raise SpecError("name: missing")
         return cls(**values).validate()
-

@@ -4,6 +4,7 @@ YARN's own application states map onto ``JobState`` through one table.
 Terminal states cannot be left. YARN's diagnostics are shown trimmed of Java
 stack frames (``trim_diagnostics``); the raw text stays in ``diagnostics_full``.
 """
+
 from __future__ import annotations
 
 import re
@@ -56,8 +57,11 @@ _YARN_TO_JOB: dict[tuple[str, str], JobState] = {
     ("KILLED", "UNDEFINED"): JobState.KILLED,
 }
 _YARN_ACTIVE: dict[str, JobState] = {
-    "NEW": JobState.SUBMITTED, "NEW_SAVING": JobState.SUBMITTED, "SUBMITTED": JobState.SUBMITTED,
-    "ACCEPTED": JobState.ACCEPTED, "RUNNING": JobState.RUNNING,
+    "NEW": JobState.SUBMITTED,
+    "NEW_SAVING": JobState.SUBMITTED,
+    "SUBMITTED": JobState.SUBMITTED,
+    "ACCEPTED": JobState.ACCEPTED,
+    "RUNNING": JobState.RUNNING,
 }
 
 
@@ -71,8 +75,10 @@ def job_state(yarn_state: str, final_status: str) -> JobState:
 # A Java stack frame, or the "... 12 more" that ends a cause's frames.
 _FRAME = re.compile(r"^\s*(at [\w$.<>/]+\(.*\)|\.\.\. \d+ more)\s*$")
 # Lines a JVM (skein's AM, YARN's launcher) prints that say nothing about the job.
-_NOISE = re.compile(r"^\s*(SLF4J:|log4j:WARN|WARNING: |Picked up _?JAVA_TOOL_OPTIONS|"
-                    r"For more detailed output, check the application tracking page)")
+_NOISE = re.compile(
+    r"^\s*(SLF4J:|log4j:WARN|WARNING: |Picked up _?JAVA_TOOL_OPTIONS|"
+    r"For more detailed output, check the application tracking page)"
+)
 
 
 def trim_diagnostics(text: str) -> str:

@@ -5,6 +5,7 @@ each container it asks for (restarts), and the executor of one of the
 gang's first containers, which YARN starts straight from the application
 spec while the AM is still starting, derives it from the spec itself.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,17 +29,32 @@ class StagingPlan:
     save_every: int = 0
 
     def to_env(self) -> str:
-        return protocol.encode_env({"inputs": list(self.inputs), "shard": self.shard, "outputs": list(self.outputs),
-                                    "overwrite": self.overwrite, "download_threads": self.download_threads,
-                                    "upload_threads": self.upload_threads, "save_every": self.save_every})
+        return protocol.encode_env(
+            {
+                "inputs": list(self.inputs),
+                "shard": self.shard,
+                "outputs": list(self.outputs),
+                "overwrite": self.overwrite,
+                "download_threads": self.download_threads,
+                "upload_threads": self.upload_threads,
+                "save_every": self.save_every,
+            }
+        )
 
     @classmethod
     def from_env(cls, text: str | None) -> StagingPlan:
         if not text:
             return cls()
         d: dict[str, Any] = protocol.decode_env(text)
-        return cls(tuple(d["inputs"]), tuple(d["shard"]) if d["shard"] else None, tuple(d["outputs"]),
-                   d["overwrite"], d["download_threads"], d["upload_threads"], d["save_every"])
+        return cls(
+            tuple(d["inputs"]),
+            tuple(d["shard"]) if d["shard"] else None,
+            tuple(d["outputs"]),
+            d["overwrite"],
+            d["download_threads"],
+            d["upload_threads"],
+            d["save_every"],
+        )
 
 
 def job_user() -> str:
@@ -56,7 +72,9 @@ def staging_plan(job: JobSpec, role: str, index: int) -> StagingPlan:
         inputs=tuple({"src": i.src, "dest": i.local_dir, "mode": i.mode} for i in job.inputs),
         shard=(index, job.count("worker")) if role == "worker" else None,
         outputs=tuple({"src": o.src, "dest": o.dest} for o in job.outputs if job.output_task(o) == mine),
-        overwrite=job.overwrite, download_threads=job.download_threads, upload_threads=job.upload_threads,
+        overwrite=job.overwrite,
+        download_threads=job.download_threads,
+        upload_threads=job.upload_threads,
         save_every=job.save_every,
     )
 

@@ -11,6 +11,7 @@ refused, with a message saying to upgrade. Shared by the client, the AM and
 the executor, so it imports only the standard library and tfyarn's protocol
 and status modules.
 """
+
 from __future__ import annotations
 
 import json
@@ -149,7 +150,6 @@ class Wire:
         return cls.from_dict(_loads(raw, cls.WHAT))
 
 
-
 def public_fields(cls: type[Any]) -> tuple[str, ...]:
     """The JSON names of a wire dataclass, in order (the README documents exactly these)."""
     return tuple(f.name for f in fields(cls))
@@ -239,8 +239,10 @@ class StatusDoc(Wire):
         if not isinstance(version, int) or isinstance(version, bool):
             raise WireError(f"{cls.WHAT}.schema_version: expected an integer, got {_show(version)}")
         if version > SCHEMA_VERSION:
-            raise WireError(f"{cls.WHAT} has schema_version {version}, newer than this tfyarn reads "
-                            f"({SCHEMA_VERSION}): upgrade tfyarn")
+            raise WireError(
+                f"{cls.WHAT} has schema_version {version}, newer than this tfyarn reads "
+                f"({SCHEMA_VERSION}): upgrade tfyarn"
+            )
         doc = _from_dict(cls, data, cls.WHAT)
         return doc if "schema_version" in data else replace(doc, schema_version=_UNVERSIONED)
 
@@ -272,8 +274,11 @@ class JobStatus:
 
     def to_dict(self) -> dict[str, Any]:
         am = self.doc.to_dict() if self.doc else {}
-        return {"schema_version": SCHEMA_VERSION, **report_dict(self.report),
-                **{name: am.get(name) for name in AM_FIELDS}}
+        return {
+            "schema_version": SCHEMA_VERSION,
+            **report_dict(self.report),
+            **{name: am.get(name) for name in AM_FIELDS},
+        }
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -357,10 +362,12 @@ class TaskRecords:
     def read(cls, kv: dict[str, bytes], role: str, index: int, container: str) -> TaskRecords:
         """Parse the task's records; one a replaced container wrote is stale, and left out."""
         found: dict[str, Any] = {}
-        for name, key, kind in (("registration", protocol.kv_task_addr(role, index), Registration),
-                                ("events", protocol.kv_task_events(role, index), EventsRecord),
-                                ("telemetry", protocol.kv_task_telemetry(role, index), TelemetryRecord),
-                                ("exit", protocol.kv_task_exit(role, index), ExitRecord)):
+        for name, key, kind in (
+            ("registration", protocol.kv_task_addr(role, index), Registration),
+            ("events", protocol.kv_task_events(role, index), EventsRecord),
+            ("telemetry", protocol.kv_task_telemetry(role, index), TelemetryRecord),
+            ("exit", protocol.kv_task_exit(role, index), ExitRecord),
+        ):
             raw = kv.get(key)
             if raw:
                 record = kind.from_json(raw)
@@ -399,4 +406,3 @@ class ClusterView:
     @classmethod
     def from_json(cls, raw: str | bytes) -> ClusterView:
         return cls(_decode(dict[str, tuple[str, ...]], _loads(raw, "cluster view"), "cluster view"))
-

@@ -5,6 +5,7 @@ devices, and tfyarn's AM gives its own containers on each node disjoint
 devices from the node's list. That fallback cannot see other applications'
 containers.
 """
+
 from __future__ import annotations
 
 from collections.abc import Collection
@@ -17,8 +18,9 @@ class DevicePool:
 
     held: dict[str, dict[int, str]] = field(default_factory=dict)  # host -> device -> task name
 
-    def bind(self, host: str, task: str, count: int, devices: list[int],
-             busy: Collection[int] = frozenset()) -> list[int]:
+    def bind(
+        self, host: str, task: str, count: int, devices: list[int], busy: Collection[int] = frozenset()
+    ) -> list[int]:
         """``count`` free devices of ``devices`` for ``task``; fewer if the node has fewer free."""
         mine = self.held.setdefault(host, {})
         free = [d for d in devices if d not in mine and d not in busy]

@@ -8,6 +8,7 @@ start), follows the tasks, stops the ones still running when the job is
 decided, and ends the application with the job's real outcome. It never
 lets the application end SUCCEEDED unless the job's rules say so.
 """
+
 from __future__ import annotations
 
 import logging
@@ -116,12 +117,15 @@ def bind_gpus(app: skein.ApplicationClient, table: TaskTable, pool: gpus.DeviceP
             if task.node_http_address not in info:
                 info[task.node_http_address] = nodegpus.node_gpu_info(task.node_http_address)
             node = info[task.node_http_address]
-            task.gpus = pool.bind(task.host, task.name, task.gpus_asked, nodegpus.node_devices(node),
-                                  nodegpus.yarn_busy(node))
+            task.gpus = pool.bind(
+                task.host, task.name, task.gpus_asked, nodegpus.node_devices(node), nodegpus.yarn_busy(node)
+            )
             task.gpu_binding = "tfyarn"
             if len(task.gpus) < task.gpus_asked:
-                log.warning(f"{task.name} asked {task.gpus_asked} GPU(s) but {task.host} has only "
-                            f"{len(task.gpus)} unbound; it gets those")
+                log.warning(
+                    f"{task.name} asked {task.gpus_asked} GPU(s) but {task.host} has only "
+                    f"{len(task.gpus)} unbound; it gets those"
+                )
         task.gpu_binding = task.gpu_binding or "none"
         assignment = wire.GpuAssignment(tuple(task.gpus))
         app.kv[protocol.kv_task_gpus(task.role, task.index)] = assignment.to_json().encode()
@@ -136,24 +140,26 @@ def forget(app: skein.ApplicationClient, task: Task, pool: gpus.DevicePool, boun
     bound.discard(task.name)
 
 
-def handle_failures(app: skein.ApplicationClient, job: Job, pool: gpus.DevicePool, bound: set[str],
-                    now: float) -> None:
+def handle_failures(app: skein.ApplicationClient, job: Job, pool: gpus.DevicePool, bound: set[str], now: float) -> None:
     """Apply each failed task's restart policy: restart it, restart everything, or let the job fail."""
     table = job.table
     for t in table.failed():
         action = table.failure_action(t)
         if action == RESTART:
             delay = table.backoff_s(t, t.restarts)
-            log.warning(f"{t.name} failed (exit code {t.exit_code}); restarting it in {delay:.0f} s "
-                        f"(restart {t.restarts + 1})")
+            log.warning(
+                f"{t.name} failed (exit code {t.exit_code}); restarting it in {delay:.0f} s (restart {t.restarts + 1})"
+            )
             forget(app, t, pool, bound)
             t.reset(now + delay, keep_address=True)
         elif action == RESTART_ALL:
             delay = table.backoff_s(t, table.job_restarts)
             table.job_restarts += 1
-            log.warning(f"{t.name} failed (exit code {t.exit_code}); restarting all "
-                        f"{len(table.tasks)} task(s) in {delay:.0f} s with a fresh rendezvous "
-                        f"(job restart {table.job_restarts})")
+            log.warning(
+                f"{t.name} failed (exit code {t.exit_code}); restarting all "
+                f"{len(table.tasks)} task(s) in {delay:.0f} s with a fresh rendezvous "
+                f"(job restart {table.job_restarts})"
+            )
             app.kv.discard(protocol.KV_CLUSTER)
             job.timeline.pop("rendezvous", None)
             for other in table.tasks:
@@ -175,8 +181,10 @@ def free_resources(rm_web: str) -> str:
     cores = sum(n.free_vcores for n in nodes)
     free_gpus = sum(n.free_gpus for n in nodes)
     total_gpus = sum(n.gpus for n in nodes)
-    return (f"the cluster's {len(nodes)} node(s) have {mem} MiB, {cores} vcore(s) and "
-            f"{free_gpus} of {total_gpus} GPU(s) free")
+    return (
+        f"the cluster's {len(nodes)} node(s) have {mem} MiB, {cores} vcore(s) and "
+        f"{free_gpus} of {total_gpus} GPU(s) free"
+    )
 
 
 def log_urls(task: Task, user: str) -> dict[str, str]:
@@ -200,10 +208,26 @@ class Job:
 
     def signature(self) -> tuple[Any, ...]:
         """Changes whenever what the status shows of the tasks does (cheap: no document is built)."""
-        return (self.table.job_restarts, tuple(self.timeline.items()),
-                self.tensorboard.info() if self.tensorboard else None,
-                *((t.state, t.container_id, t.yarn_container_id, t.address, t.exit_code, t.restarts,
-                   len(t.timeline), tuple(t.gpus), t.gpu_binding, repr(t.telemetry)) for t in self.table.tasks))
+        return (
+            self.table.job_restarts,
+            tuple(self.timeline.items()),
+            self.tensorboard.info() if self.tensorboard else None,
+            *(
+                (
+                    t.state,
+                    t.container_id,
+                    t.yarn_container_id,
+                    t.address,
+                    t.exit_code,
+                    t.restarts,
+                    len(t.timeline),
+                    tuple(t.gpus),
+                    t.gpu_binding,
+                    repr(t.telemetry),
+                )
+                for t in self.table.tasks
+            ),
+        )
 
     def status(self, state: str, diagnostics: str = "") -> wire.StatusDoc:
         """The job's status document: the page, `tfyarn status` and the saved history all show this."""
@@ -211,12 +235,22 @@ class Job:
         origin = self.timeline["submitted"] or self.timeline["am_started"] or now
         tb = self.tensorboard
         return wire.StatusDoc(
-            app_id=self.app_id, name=self.spec.name, framework=self.spec.framework, user=self.user,
-            queue=self.spec.queue, state=state, diagnostics=diagnostics, time=now, attempt=self.attempt,
-            job_restarts=self.table.job_restarts, duration_s=now - origin, timeline=dict(self.timeline),
+            app_id=self.app_id,
+            name=self.spec.name,
+            framework=self.spec.framework,
+            user=self.user,
+            queue=self.spec.queue,
+            state=state,
+            diagnostics=diagnostics,
+            time=now,
+            attempt=self.attempt,
+            job_restarts=self.table.job_restarts,
+            duration_s=now - origin,
+            timeline=dict(self.timeline),
             tasks=tuple(t.status(**log_urls(t, self.user)) for t in self.table.tasks),
             tensorboard=wire.TensorBoardStatus(tb.state, tb.uri) if tb else None,
-            outputs=tuple(wire.OutputStatus(o.src, o.dest, self.spec.output_task(o)) for o in self.spec.outputs))
+            outputs=tuple(wire.OutputStatus(o.src, o.dest, self.spec.output_task(o)) for o in self.spec.outputs),
+        )
 
     def doc(self, state: str, diagnostics: str = "") -> dict[str, Any]:
         """``status`` as its JSON object (for callers that serialize it themselves)."""
@@ -244,8 +278,12 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
             job.timeline["rendezvous"] = time.time()
             log.info(f"all {len(table.tasks)} task(s) registered; cluster view published")
         if table.timed_out(now, spec.allocation_timeout_s, spec.registration_timeout_s):
-            why = table.timed_out(now, spec.allocation_timeout_s, spec.registration_timeout_s,
-                                  free_resources(os.environ.get(protocol.ENV_RM_WEB, "")))
+            why = table.timed_out(
+                now,
+                spec.allocation_timeout_s,
+                spec.registration_timeout_s,
+                free_resources(os.environ.get(protocol.ENV_RM_WEB, "")),
+            )
             outcome = ("FAILED", why or "gang timeout")
             break
         # The document costs tens of ms at 1,000 tasks: rebuilt when a task changed, or every

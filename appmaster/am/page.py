@@ -5,6 +5,7 @@ offline); a meta refresh keeps it live. Every value is escaped. Links are
 relative, so the page works behind the ResourceManager's proxy at
 ``<tracking URL>pages/tfyarn/``.
 """
+
 from __future__ import annotations
 
 import time
@@ -56,8 +57,10 @@ def _gpu_cell(task: TaskStatus) -> str:
 def _logs_cell(task: TaskStatus) -> str:
     if not task.log_url:
         return '<td class="muted">-</td>'
-    return (f'<td><a href="{escape(task.log_url)}">{escape(task.role)}.log</a> · '
-            f'<a href="{escape(task.logs_dir_url)}">all files</a></td>')
+    return (
+        f'<td><a href="{escape(task.log_url)}">{escape(task.role)}.log</a> · '
+        f'<a href="{escape(task.logs_dir_url)}">all files</a></td>'
+    )
 
 
 def timeline_rows(doc: StatusDoc) -> list[tuple[float, str, str]]:
@@ -75,37 +78,51 @@ def render(doc: StatusDoc | Mapping[str, Any]) -> str:
         doc = StatusDoc.from_dict(dict(doc))
     state = doc.state
     origin = doc.timeline.get("submitted")
-    head = (f'<meta charset="utf-8"><title>{escape(doc.name)} · tfyarn</title>'
-            f"<style>{_CSS}</style>")
+    head = f'<meta charset="utf-8"><title>{escape(doc.name)} · tfyarn</title><style>{_CSS}</style>'
     if state in ("RUNNING", "STARTING"):
         head += f'<meta http-equiv="refresh" content="{REFRESH_S}">'
-    out = [f"<!doctype html><html><head>{head}</head><body>",
-           f'<h1>{escape(doc.name)} <span class="{escape(state)}">{escape(state)}</span></h1>',
-           '<table id="job">']
+    out = [
+        f"<!doctype html><html><head>{head}</head><body>",
+        f'<h1>{escape(doc.name)} <span class="{escape(state)}">{escape(state)}</span></h1>',
+        '<table id="job">',
+    ]
     tb = doc.tensorboard
-    job_rows = [("Application", doc.app_id), ("Framework", doc.framework), ("User", doc.user),
-                ("Queue", doc.queue), ("Started", _t(origin)),
-                ("Duration", _duration(doc.duration_s)), ("Diagnostics", doc.diagnostics)]
+    job_rows = [
+        ("Application", doc.app_id),
+        ("Framework", doc.framework),
+        ("User", doc.user),
+        ("Queue", doc.queue),
+        ("Started", _t(origin)),
+        ("Duration", _duration(doc.duration_s)),
+        ("Diagnostics", doc.diagnostics),
+    ]
     out += [f"<tr><th>{k}</th>{_cell(v)}</tr>" for k, v in job_rows]
     if tb:
-        link = (f'<a id="tensorboard" href="../{protocol.UI_TENSORBOARD_ROUTE}/">TensorBoard</a>'
-                if tb.state == "running" else escape(tb.state))
-        out.append(f"<tr><th>TensorBoard</th><td>{link} <span class=\"muted\">{escape(tb.uri)}"
-                   "</span></td></tr>")
+        link = (
+            f'<a id="tensorboard" href="../{protocol.UI_TENSORBOARD_ROUTE}/">TensorBoard</a>'
+            if tb.state == "running"
+            else escape(tb.state)
+        )
+        out.append(f'<tr><th>TensorBoard</th><td>{link} <span class="muted">{escape(tb.uri)}</span></td></tr>')
     out.append(f'<tr><th>JSON</th><td><a href="{protocol.API_STATUS}">{protocol.API_STATUS}</a></td></tr></table>')
 
-    out.append('<h2>Tasks</h2><table id="tasks"><tr><th>Task</th><th>Host</th><th>Container</th><th>State</th>'
-               "<th>Restarts</th><th>Exit code</th><th>GPUs</th><th>Staging</th><th>Logs</th></tr>")
+    out.append(
+        '<h2>Tasks</h2><table id="tasks"><tr><th>Task</th><th>Host</th><th>Container</th><th>State</th>'
+        "<th>Restarts</th><th>Exit code</th><th>GPUs</th><th>Staging</th><th>Logs</th></tr>"
+    )
     for t in doc.tasks:
         staging = f"{t.staging_s:.1f}s" if t.staging_s is not None else None
-        out.append(f'<tr class="task" data-task="{escape(t.name)}">{_cell(t.name)}{_cell(t.host)}'
-                   f'{_cell(t.yarn_container_id)}<td class="state {escape(t.state.value)}">'
-                   f"{escape(t.state.value)}</td>{_cell(t.restarts)}{_cell(t.exit_code)}"
-                   f"{_gpu_cell(t)}{_cell(staging)}{_logs_cell(t)}</tr>")
+        out.append(
+            f'<tr class="task" data-task="{escape(t.name)}">{_cell(t.name)}{_cell(t.host)}'
+            f'{_cell(t.yarn_container_id)}<td class="state {escape(t.state.value)}">'
+            f"{escape(t.state.value)}</td>{_cell(t.restarts)}{_cell(t.exit_code)}"
+            f"{_gpu_cell(t)}{_cell(staging)}{_logs_cell(t)}</tr>"
+        )
     out.append("</table>")
 
-    out.append('<h2>Startup timeline</h2><table id="timeline"><tr><th>Time</th><th>+s</th><th>Stage</th>'
-               "<th>Task</th></tr>")
+    out.append(
+        '<h2>Startup timeline</h2><table id="timeline"><tr><th>Time</th><th>+s</th><th>Stage</th><th>Task</th></tr>'
+    )
     for when, stage, who in timeline_rows(doc):
         offset = f"{when - origin:.1f}" if origin else "-"
         out.append(f"<tr><td>{_t(when)}</td><td>{offset}</td><td>{escape(stage)}</td><td>{escape(who)}</td></tr>")

@@ -7,6 +7,7 @@ succeeds when its chief does; multi-worker TF, DDP and plain jobs need
 every task to succeed; a failure that no restart policy covers fails the
 job at once.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -58,19 +59,35 @@ class Task:
         holds is a promise (README, "Status document").
         """
         return TaskStatus(
-            name=self.name, role=self.role, index=self.index, state=self.state, host=self.host,
-            node_http_address=self.node_http_address, address=self.address,
-            yarn_container_id=self.yarn_container_id, restarts=self.restarts, exit_code=self.exit_code,
-            exit_message=self.exit_message, stderr_tail=self.stderr_tail, staging_s=self.staging_s,
-            gpus_asked=self.gpus_asked, gpus=tuple(self.gpus), gpu_binding=self.gpu_binding,
-            timeline=dict(self.timeline), telemetry=self.telemetry, history=tuple(self.history),
-            log_url=log_url, logs_dir_url=logs_dir_url)
+            name=self.name,
+            role=self.role,
+            index=self.index,
+            state=self.state,
+            host=self.host,
+            node_http_address=self.node_http_address,
+            address=self.address,
+            yarn_container_id=self.yarn_container_id,
+            restarts=self.restarts,
+            exit_code=self.exit_code,
+            exit_message=self.exit_message,
+            stderr_tail=self.stderr_tail,
+            staging_s=self.staging_s,
+            gpus_asked=self.gpus_asked,
+            gpus=tuple(self.gpus),
+            gpu_binding=self.gpu_binding,
+            timeline=dict(self.timeline),
+            telemetry=self.telemetry,
+            history=tuple(self.history),
+            log_url=log_url,
+            logs_dir_url=logs_dir_url,
+        )
 
     def reset(self, restart_at: float, keep_address: bool) -> None:
         """Forget the failed container; a new one is requested at ``restart_at``."""
         why = f"exit code {self.exit_code}" if self.exit_code is not None else (self.exit_message or self.state.value)
-        self.history.append(f"{self.yarn_container_id or 'no container'} on {self.host or '?'}: "
-                            f"{self.state.value} ({why})")
+        self.history.append(
+            f"{self.yarn_container_id or 'no container'} on {self.host or '?'}: {self.state.value} ({why})"
+        )
         self.previous_address = self.address if keep_address else ""
         self.restarts += 1
         self.state, self.restart_at = TaskState.RESTARTING, restart_at
@@ -90,8 +107,7 @@ class TaskTable:
 
     @classmethod
     def for_job(cls, job: JobSpec) -> TaskTable:
-        tasks = [Task(role.name, i, gpus_asked=role.gpus) for role in job.roles.values()
-                 for i in range(role.instances)]
+        tasks = [Task(role.name, i, gpus_asked=role.gpus) for role in job.roles.values() for i in range(role.instances)]
         return cls(tasks, job.required_roles(), job.tolerated_roles(), dict(job.roles))
 
     def all_registered(self) -> bool:
@@ -120,34 +136,48 @@ class TaskTable:
 
     def backoff_s(self, task: Task, restarts: int) -> float:
         role = self.roles[task.role]
-        return float(role.restart_backoff_s * 2 ** restarts)
+        return float(role.restart_backoff_s * 2**restarts)
 
     def due_restarts(self, now: float) -> list[Task]:
         return [t for t in self.tasks if t.state == TaskState.RESTARTING and (t.restart_at or 0) <= now]
 
     # -- gang timeouts ------------------------------------------------------------
-    def timed_out(self, now: float, allocation_timeout_s: float, registration_timeout_s: float,
-                  free: str = "") -> str | None:
+    def timed_out(
+        self, now: float, allocation_timeout_s: float, registration_timeout_s: float, free: str = ""
+    ) -> str | None:
         """Why the gang cannot start in time, or None. ``free`` says what the cluster has free."""
-        waiting = [t for t in self.tasks if t.state in (TaskState.WAITING, TaskState.REQUESTED)
-                   and t.requested_at is not None and now - t.requested_at > allocation_timeout_s]
+        waiting = [
+            t
+            for t in self.tasks
+            if t.state in (TaskState.WAITING, TaskState.REQUESTED)
+            and t.requested_at is not None
+            and now - t.requested_at > allocation_timeout_s
+        ]
         if waiting:
             parts = []
             for role in dict.fromkeys(t.role for t in waiting):
                 n = sum(1 for t in waiting if t.role == role)
                 total = sum(1 for t in self.tasks if t.role == role)
                 spec = self.roles.get(role)
-                ask = (f"each asks {spec.memory_mb} MiB, {spec.vcores} vcore(s), {spec.gpus} GPU(s)"
-                       if spec else "")
-                parts.append(f"{n} of {total} {role} container(s) not allocated after "
-                             f"{allocation_timeout_s:.0f} s ({ask})")
+                ask = f"each asks {spec.memory_mb} MiB, {spec.vcores} vcore(s), {spec.gpus} GPU(s)" if spec else ""
+                parts.append(
+                    f"{n} of {total} {role} container(s) not allocated after {allocation_timeout_s:.0f} s ({ask})"
+                )
             return "; ".join(parts) + (f"; {free}" if free else "")
-        late = [t for t in self.tasks if t.state == TaskState.RUNNING and not t.address
-                and t.timeline.get("allocated") and now - t.timeline["allocated"] > registration_timeout_s]
+        late = [
+            t
+            for t in self.tasks
+            if t.state == TaskState.RUNNING
+            and not t.address
+            and t.timeline.get("allocated")
+            and now - t.timeline["allocated"] > registration_timeout_s
+        ]
         if late:
             names = ", ".join(f"{t.name} on {t.host or '?'}" for t in late)
-            return (f"{len(late)} task(s) not registered {registration_timeout_s:.0f} s after their container "
-                    f"started ({names}): staging inputs or starting the executor took too long; see their logs")
+            return (
+                f"{len(late)} task(s) not registered {registration_timeout_s:.0f} s after their container "
+                f"started ({names}): staging inputs or starting the executor took too long; see their logs"
+            )
         return None
 
     # -- the job's end --------------------------------------------------------------

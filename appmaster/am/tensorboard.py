@@ -6,6 +6,7 @@ the AM container every few seconds, where one TensorBoard reads it. It is
 reached through skein's UI proxy at ``pages/tensorboard/``. Every failure
 here is reported on the status page and never fails the job.
 """
+
 from __future__ import annotations
 
 import logging
@@ -55,9 +56,23 @@ class TensorBoard(threading.Thread):
             port = s.getsockname()[1]
         log = open(os.path.join(os.environ.get(protocol.ENV_LOG_DIRS, ".").split(",")[0], "tensorboard.log"), "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tensorboard.main", "--logdir", self.local_dir, "--host", self.host,
-             "--port", str(port), "--reload_interval", str(int(SYNC_S))],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            [
+                sys.executable,
+                "-m",
+                "tensorboard.main",
+                "--logdir",
+                self.local_dir,
+                "--host",
+                self.host,
+                "--port",
+                str(port),
+                "--reload_interval",
+                str(int(SYNC_S)),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + READY_TIMEOUT_S
         while True:
             self._sync()

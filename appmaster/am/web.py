@@ -4,6 +4,7 @@ GET only (the ResourceManager's proxy passes nothing else). It serves the
 last status document the AM handed it; it never reads the job's state
 itself, so a slow browser cannot slow the AM's loop.
 """
+
 from __future__ import annotations
 
 import threading

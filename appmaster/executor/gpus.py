@@ -4,6 +4,7 @@ YARN binds devices itself under the LinuxContainerExecutor with cgroups
 (see tfyarn.nodegpus); under Docker, NVIDIA_VISIBLE_DEVICES names them;
 elsewhere the AM binds them (appmaster.am.gpus) and publishes the choice.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -46,8 +47,14 @@ def telemetry(devices: list[int]) -> list[dict[str, Any]] | None:
             h = pynvml.nvmlDeviceGetHandleByIndex(d)
             util = pynvml.nvmlDeviceGetUtilizationRates(h)
             mem = pynvml.nvmlDeviceGetMemoryInfo(h)
-            out.append({"index": d, "util_pct": util.gpu, "mem_used_mib": mem.used // 2**20,
-                        "mem_total_mib": mem.total // 2**20})
+            out.append(
+                {
+                    "index": d,
+                    "util_pct": util.gpu,
+                    "mem_used_mib": mem.used // 2**20,
+                    "mem_total_mib": mem.total // 2**20,
+                }
+            )
         return out
     except Exception:
         return None

@@ -6,6 +6,7 @@ registered (gang), build the framework's environment, release the port,
 run the user's command, publish its outputs, report how it ended, exit
 with the command's code.
 """
+
 from __future__ import annotations
 
 import logging
@@ -87,11 +88,13 @@ def container_id() -> str:
 
 def report_exit(app: skein.ApplicationClient, role: str, index: int, outcome: process.Outcome) -> int:
     """The exit record the AM decides on, then the code to exit with."""
-    record = wire.ExitRecord(code=outcome.exit_code, stderr_tail=outcome.stderr_tail, time=time.time(),
-                             container=container_id())
+    record = wire.ExitRecord(
+        code=outcome.exit_code, stderr_tail=outcome.stderr_tail, time=time.time(), container=container_id()
+    )
     app.kv[protocol.kv_task_exit(role, index)] = record.to_json().encode()
     (log.info if outcome.exit_code == 0 else log.error)(
-        f"{protocol.task_name(role, index)} exited with code {outcome.exit_code}")
+        f"{protocol.task_name(role, index)} exited with code {outcome.exit_code}"
+    )
     return outcome.exit_code
 
 
@@ -151,8 +154,7 @@ def main() -> int:
         return report_exit(app, role, index, process.Outcome(e.exit_code, str(e), e.signum))
 
 
-def run_task(app: skein.ApplicationClient, role: str, index: int, started: float,
-             stop: process.StopSignals) -> int:
+def run_task(app: skein.ApplicationClient, role: str, index: int, started: float, stop: process.StopSignals) -> int:
     """One task's life, from its inputs to its published outputs; returns the code to exit with."""
     framework = frameworks.get(os.environ.get(protocol.ENV_FRAMEWORK, "none"))
     nproc = int(os.environ.get(protocol.ENV_NPROC_PER_NODE, "1"))
@@ -175,8 +177,9 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
     sock = reserve_port(os.environ.get(protocol.ENV_PREVIOUS_ADDRESS, ""))
     address = f"{advertised_host()}:{sock.getsockname()[1]}"
     bound, binding = own_gpus()
-    registration = wire.Registration(address=address, staging_s=staging_s, container=container_id(), gpus=bound,
-                                     gpu_binding=binding)
+    registration = wire.Registration(
+        address=address, staging_s=staging_s, container=container_id(), gpus=bound, gpu_binding=binding
+    )
     app.kv[protocol.kv_task_addr(role, index)] = registration.to_json().encode()
     timeline.stamp("registered")
     log.info(f"{name} registered {address}; waiting for the other tasks")
@@ -187,8 +190,13 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
 
     base = {**os.environ, **user_env(dict(os.environ))}
     events_file = os.path.join(workdir, ".tfyarn-events")
-    extra = {**input_env, **framework.task_env(role, index, view, nproc), **thread_env(base, nproc),
-             **gpus.cuda_env(devices), protocol.ENV_EVENTS: events_file}
+    extra = {
+        **input_env,
+        **framework.task_env(role, index, view, nproc),
+        **thread_env(base, nproc),
+        **gpus.cuda_env(devices),
+        protocol.ENV_EVENTS: events_file,
+    }
     tb_dir = os.path.join(workdir, protocol.TENSORBOARD_SUBDIR)
     if tb_uri:
         os.makedirs(tb_dir, exist_ok=True)
@@ -206,8 +214,9 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
     sock.close()
     monitor.finish()
     if outcome.stop_signal:
-        log.warning(f"{name} was stopped by signal {outcome.stop_signal} while its command ran; "
-                    "its outputs are not published")
+        log.warning(
+            f"{name} was stopped by signal {outcome.stop_signal} while its command ran; its outputs are not published"
+        )
     elif outcome.exit_code == 0 and staging.outputs:
         try:
             publish_outputs(staging, workdir, app.id)

@@ -5,6 +5,7 @@ writes to $TFYARN_EVENTS (tfyarn.report), samples the task's GPUs, and
 mirrors its TensorBoard dir to HDFS, so a multi-node job's summaries meet
 in one place the AM's TensorBoard reads. Nothing here may fail the task.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,13 @@ class Timeline:
             if stage in self.stages:
                 return
             self.stages[stage] = when if when is not None else time.time()
-            doc = wire.EventsRecord(stages=dict(self.stages),
-                                    container=os.environ.get(protocol.ENV_YARN_CONTAINER_ID, "")).to_json().encode()
+            doc = (
+                wire.EventsRecord(
+                    stages=dict(self.stages), container=os.environ.get(protocol.ENV_YARN_CONTAINER_ID, "")
+                )
+                .to_json()
+                .encode()
+            )
         try:
             self.app.kv[self.key] = doc
         except Exception as e:  # the AM may be gone at the very end
@@ -78,8 +84,17 @@ def parse_event(line: str) -> tuple[str, float] | None:
 
 
 class Monitor(threading.Thread):
-    def __init__(self, app: skein.ApplicationClient, role: str, index: int, timeline: Timeline,
-                 events_file: str, devices: list[int], tb_dir: str = "", tb_uri: str = ""):
+    def __init__(
+        self,
+        app: skein.ApplicationClient,
+        role: str,
+        index: int,
+        timeline: Timeline,
+        events_file: str,
+        devices: list[int],
+        tb_dir: str = "",
+        tb_uri: str = "",
+    ):
         super().__init__(daemon=True, name="tfyarn-monitor")
         self.app, self.role, self.index, self.timeline = app, role, index, timeline
         self.events_file, self.devices, self.tb_dir, self.tb_uri = events_file, devices, tb_dir, tb_uri
@@ -120,8 +135,9 @@ class Monitor(threading.Thread):
         if sample is not None:
             try:
                 container = os.environ.get(protocol.ENV_YARN_CONTAINER_ID, "")
-                record = wire.TelemetryRecord(gpus=tuple(wire.GpuSample.from_dict(g) for g in sample),
-                                              time=time.time(), container=container)
+                record = wire.TelemetryRecord(
+                    gpus=tuple(wire.GpuSample.from_dict(g) for g in sample), time=time.time(), container=container
+                )
                 self.app.kv[protocol.kv_task_telemetry(self.role, self.index)] = record.to_json().encode()
             except Exception:  # telemetry is best effort: the AM may be gone, NVML may answer oddly
                 pass

@@ -13,6 +13,7 @@ bounded tail of it is kept for the job's diagnostics.
 Only the main thread ever reaps the direct child (``Popen.wait``): a reaper
 thread that collected it first would make Python report exit code 0.
 """
+
 from __future__ import annotations
 
 import collections
@@ -81,8 +82,7 @@ class StopSignals:
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
         self.signum = self.signum or signum
-        threading.Thread(target=stop_descendants, kwargs={"first": signum, "keep": self.child_pid},
-                         daemon=True).start()
+        threading.Thread(target=stop_descendants, kwargs={"first": signum, "keep": self.child_pid}, daemon=True).start()
         if not self.running:
             raise Terminated(signum)
 
@@ -114,7 +114,7 @@ def _proc_table() -> dict[int, tuple[int, str]]:
         except OSError:
             continue
         # "pid (comm) state ppid ...": comm may hold spaces, so split after the last ')'.
-        fields = text[text.rfind(")") + 2:].split() if ")" in text else []
+        fields = text[text.rfind(")") + 2 :].split() if ")" in text else []
         if len(fields) > 1 and fields[1].isdigit():
             table[int(name)] = (int(fields[1]), fields[0])
     return table
@@ -182,11 +182,11 @@ class _Tail:
     def feed(self, data: bytes) -> None:
         text = self.partial + data.decode(errors="replace").replace("\r\n", "\n")
         *done, self.partial = text.replace("\r", "\n").split("\n")
-        self.lines.extend(line[:self.MAX_LINE] for line in done if line)
-        self.partial = self.partial[-self.MAX_LINE:]
+        self.lines.extend(line[: self.MAX_LINE] for line in done if line)
+        self.partial = self.partial[-self.MAX_LINE :]
 
     def text(self) -> str:
-        return "\n".join([*self.lines, *([self.partial] if self.partial else [])][-(self.lines.maxlen or 1):])
+        return "\n".join([*self.lines, *([self.partial] if self.partial else [])][-(self.lines.maxlen or 1) :])
 
 
 def _pump(fd: int, tail: _Tail) -> None:
@@ -212,8 +212,7 @@ def run(command: Sequence[str], env: dict[str, str], stop: StopSignals | None = 
     """Run ``command`` to its end; its exit code, or 128+N if the executor got signal N meanwhile."""
     stop = stop or StopSignals().install()
     if stop.signum:  # told to stop before the command could start
-        return Outcome(128 + stop.signum, f"stopped by signal {stop.signum} before the command started",
-                       stop.signum)
+        return Outcome(128 + stop.signum, f"stopped by signal {stop.signum} before the command started", stop.signum)
     become_subreaper()
     read_fd, write_fd = os.pipe()
     stop.running = True

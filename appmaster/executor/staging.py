@@ -4,6 +4,7 @@ Both go through tfyarn.storage: parallel, size-verified, retried copies, and
 an atomic publish (hidden sibling + rename) so a failed or killed job never
 leaves a half-written model at the destination.
 """
+
 from __future__ import annotations
 
 import logging
@@ -35,8 +36,10 @@ def stage_inputs(plan: StagingPlan, workdir: str) -> tuple[dict[str, str], float
         if inp["mode"] == "shard" and plan.shard:
             files = shard(files, *plan.shard)
         report = copy_tree(src, locate(parse_uri(dest_dir)), files, threads=plan.download_threads)
-        _log(f"staged {report.files} file(s), {report.bytes / 2**20:.1f} MiB from {src.uri} into {dest_dir} "
-             f"in {report.seconds:.2f} s ({report.retries} retries)")
+        _log(
+            f"staged {report.files} file(s), {report.bytes / 2**20:.1f} MiB from {src.uri} into {dest_dir} "
+            f"in {report.seconds:.2f} s ({report.retries} retries)"
+        )
         dirs.append(dest_dir)
     env = {protocol.ENV_INPUT: dirs[0], protocol.ENV_INPUTS: os.pathsep.join(dirs)} if dirs else {}
     return env, time.monotonic() - t0
@@ -52,10 +55,11 @@ def publish_outputs(plan: StagingPlan, workdir: str, run_id: str) -> float:
         if not os.path.exists(local):
             raise FileNotFoundError(f"output {out['src']!r} was not written by the command (looked in {local})")
         dest = locate(parse_uri(out["dest"]))
-        report = publish(locate(parse_uri(local)), dest, run_id, overwrite=plan.overwrite,
-                         threads=plan.upload_threads)
-        _log(f"published {report.files} file(s), {report.bytes / 2**20:.1f} MiB from {out['src']} to {dest.uri} "
-             f"in {report.seconds:.2f} s")
+        report = publish(locate(parse_uri(local)), dest, run_id, overwrite=plan.overwrite, threads=plan.upload_threads)
+        _log(
+            f"published {report.files} file(s), {report.bytes / 2**20:.1f} MiB from {out['src']} to {dest.uri} "
+            f"in {report.seconds:.2f} s"
+        )
     return time.monotonic() - t0
 
 

@@ -3,6 +3,7 @@
 They only serve: a standard TensorFlow server for the TF_CONFIG the
 executor wrote, until the AM stops the task when the chief has finished.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,11 +20,17 @@ def main() -> int:
 
     config = json.loads(os.environ["TF_CONFIG"])
     task = config["task"]
-    server = tf.distribute.Server(tf.train.ClusterSpec(config["cluster"]), job_name=task["type"],
-                                  task_index=task["index"], protocol="grpc", start=True)
+    server = tf.distribute.Server(
+        tf.train.ClusterSpec(config["cluster"]),
+        job_name=task["type"],
+        task_index=task["index"],
+        protocol="grpc",
+        start=True,
+    )
     logfmt.setup("tfyarn.tf_server")
     logging.getLogger("tfyarn.tf_server").info(
-        f"TensorFlow server {task['type']}:{task['index']} serving at {server.target}")
+        f"TensorFlow server {task['type']}:{task['index']} serving at {server.target}"
+    )
     server.join()
     return 0
 

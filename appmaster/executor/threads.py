@@ -1,4 +1,5 @@
 """How many threads a task's processes use: the container's vcores, whatever the framework."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping

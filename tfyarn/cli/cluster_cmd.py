@@ -1,4 +1,5 @@
 """``tfyarn cluster up | down | status | env``."""
+
 from __future__ import annotations
 
 import json
@@ -26,9 +27,15 @@ def _cluster(ctx: click.Context, options: ClusterOptions | None = None) -> Local
 
 
 @click.group()
-@click.option("--dir", "root", type=click.Path(file_okay=False, path_type=Path), default=None,
-              envvar=protocol.ENV_CLUSTER_DIR, show_envvar=True,
-              help=f"Cluster dir (config, data, logs). [default: {DEFAULT_CLUSTER_DIR}]")
+@click.option(
+    "--dir",
+    "root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    envvar=protocol.ENV_CLUSTER_DIR,
+    show_envvar=True,
+    help=f"Cluster dir (config, data, logs). [default: {DEFAULT_CLUSTER_DIR}]",
+)
 @click.pass_context
 def cluster(ctx: click.Context, root: Path | None) -> None:
     """Run a real single-node Hadoop 3.5 cluster (HDFS + YARN) on this machine.
@@ -44,15 +51,34 @@ def cluster(ctx: click.Context, root: Path | None) -> None:
 
 
 @cluster.command()
-@click.option("--gpus", type=click.IntRange(min=0), default=ClusterOptions.gpus, show_default=True,
-              help=f"GPUs the NodeManager advertises as {GPU} (scheduled even without real GPUs).")
-@click.option("--memory", default=memory_text(ClusterOptions.memory_mb), show_default=True,
-              help="Memory the NodeManager offers to containers; the largest container gets at most "
-                   f"{memory_text(ClusterOptions.max_container_mb)} of it.")
-@click.option("--vcores", type=click.IntRange(min=1), default=ClusterOptions.vcores, show_default=True,
-              help="Virtual cores the NodeManager offers.")
-@click.option("--timeout", type=click.IntRange(min=10), default=UP_TIMEOUT_S, show_default=True,
-              help="Seconds to wait for the daemons.")
+@click.option(
+    "--gpus",
+    type=click.IntRange(min=0),
+    default=ClusterOptions.gpus,
+    show_default=True,
+    help=f"GPUs the NodeManager advertises as {GPU} (scheduled even without real GPUs).",
+)
+@click.option(
+    "--memory",
+    default=memory_text(ClusterOptions.memory_mb),
+    show_default=True,
+    help="Memory the NodeManager offers to containers; the largest container gets at most "
+    f"{memory_text(ClusterOptions.max_container_mb)} of it.",
+)
+@click.option(
+    "--vcores",
+    type=click.IntRange(min=1),
+    default=ClusterOptions.vcores,
+    show_default=True,
+    help="Virtual cores the NodeManager offers.",
+)
+@click.option(
+    "--timeout",
+    type=click.IntRange(min=10),
+    default=UP_TIMEOUT_S,
+    show_default=True,
+    help="Seconds to wait for the daemons.",
+)
 @click.pass_context
 def up(ctx: click.Context, gpus: int, memory: str, vcores: int, timeout: int) -> None:
     """Start NameNode, DataNode, ResourceManager and NodeManager; wait until usable.
@@ -63,18 +89,22 @@ def up(ctx: click.Context, gpus: int, memory: str, vcores: int, timeout: int) ->
         memory_mb = parse_memory(memory, "--memory")
     except SpecError as e:
         raise click.BadParameter(str(e).split(": ", 1)[1], param_hint="--memory") from None
-    opts = ClusterOptions(memory_mb=memory_mb, vcores=vcores, gpus=gpus,
-                          max_container_mb=min(ClusterOptions.max_container_mb, memory_mb))
+    opts = ClusterOptions(
+        memory_mb=memory_mb, vcores=vcores, gpus=gpus, max_container_mb=min(ClusterOptions.max_container_mb, memory_mb)
+    )
     c = _cluster(ctx, opts)
     st = c.up(_progress, timeout_s=timeout)
     _print_status(st)
-    click.echo("\nUse it from a shell:  eval \"$(tfyarn cluster env)\"")
+    click.echo('\nUse it from a shell:  eval "$(tfyarn cluster env)"')
 
 
 @cluster.command()
-@click.option("--purge", is_flag=True,
-              help="Also delete the cluster dir (HDFS data, logs, config); only a dir that `up` marked "
-                   "as a cluster dir (.tfyarn-cluster).")
+@click.option(
+    "--purge",
+    is_flag=True,
+    help="Also delete the cluster dir (HDFS data, logs, config); only a dir that `up` marked "
+    "as a cluster dir (.tfyarn-cluster).",
+)
 @click.pass_context
 def down(ctx: click.Context, purge: bool) -> None:
     """Stop every daemon (and any container process) of the local cluster."""
@@ -109,8 +139,9 @@ def _print_status(st: ClusterStatus) -> None:
         web = f"  {d.web}" if d.web else ""
         click.echo(f"  {d.name:<16} {state:<22}{web}")
     if st.hdfs_safemode is not None:
-        click.echo(f"HDFS: {'in safe mode' if st.hdfs_safemode else 'ready'}, "
-                   f"{st.live_datanodes} live DataNode(s)")
+        click.echo(f"HDFS: {'in safe mode' if st.hdfs_safemode else 'ready'}, {st.live_datanodes} live DataNode(s)")
     if st.running_nodemanagers is not None:
-        click.echo(f"YARN: {st.running_nodemanagers} RUNNING NodeManager(s), {st.gpus_total} GPU(s) advertised; "
-                   f"ResourceManager UI at {next(d.web for d in st.daemons if d.name == 'resourcemanager')}")
+        click.echo(
+            f"YARN: {st.running_nodemanagers} RUNNING NodeManager(s), {st.gpus_total} GPU(s) advertised; "
+            f"ResourceManager UI at {next(d.web for d in st.daemons if d.name == 'resourcemanager')}"
+        )

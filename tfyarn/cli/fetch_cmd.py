@@ -6,6 +6,7 @@ the bytes written here. A later fetch skips a file only when all of these
 still agree, so a different job's outputs of equal sizes are fetched, not
 taken for "already there".
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -55,8 +56,10 @@ def local_target(dest: str, sub: str) -> str:
     root = os.path.realpath(dest)
     target = os.path.realpath(os.path.join(root, sub))
     if os.path.commonpath([root, target]) != root:
-        raise click.ClickException(f"{os.path.join(dest, sub)} resolves to {target}, outside {dest}; remove that "
-                                   "link or fetch into another DEST")
+        raise click.ClickException(
+            f"{os.path.join(dest, sub)} resolves to {target}, outside {dest}; remove that "
+            "link or fetch into another DEST"
+        )
     if os.path.exists(target) and not os.path.isdir(target):
         raise click.ClickException(f"{target} is a file; move it away or fetch into another DEST")
     return target
@@ -66,9 +69,11 @@ def _sources(source: str) -> list[str]:
     """The URIs to fetch: a job's declared outputs, or the one URI given."""
     if not is_app_id(source):
         if base_name(source) is None:
-            raise click.BadParameter(f"{source!r} names no file or dir of its own (its last part is empty, "
-                                     "'.' or '..'); write the path it means, e.g. hdfs:///models/run1",
-                                     param_hint="SOURCE")
+            raise click.BadParameter(
+                f"{source!r} names no file or dir of its own (its last part is empty, "
+                "'.' or '..'); write the path it means, e.g. hdfs:///models/run1",
+                param_hint="SOURCE",
+            )
         from tfyarn.hadoop_env import discover
         from tfyarn.preflight import check_namenode
         from tfyarn.storage import parse_uri
@@ -85,8 +90,10 @@ def _sources(source: str) -> list[str]:
         rep = client.report(source)
         doc = client.status_doc(source)
     if doc is None:
-        raise click.ClickException(f"{source}: its outputs are not known yet (YARN is still aggregating the "
-                                   "job's logs); try again in a few seconds, or fetch the hdfs:// path")
+        raise click.ClickException(
+            f"{source}: its outputs are not known yet (YARN is still aggregating the "
+            "job's logs); try again in a few seconds, or fetch the hdfs:// path"
+        )
     if not doc.outputs:
         raise click.ClickException(f"{source} declared no outputs (tfyarn submit --output DIR:URI)")
     if rep.state.value != "SUCCEEDED":
@@ -94,8 +101,10 @@ def _sources(source: str) -> list[str]:
     dests = [o.dest for o in doc.outputs]
     for dest in dests:
         if base_name(dest) is None:
-            raise click.ClickException(f"{source} has output {dest!r}, which names no dir of its own (its last part "
-                                       "is empty, '.' or '..'); fetch the hdfs:// path it was published to")
+            raise click.ClickException(
+                f"{source} has output {dest!r}, which names no dir of its own (its last part "
+                "is empty, '.' or '..'); fetch the hdfs:// path it was published to"
+            )
     return dests
 
 
@@ -154,8 +163,14 @@ def remove_unchanged(target: str, recorded: dict[str, dict[str, Any]]) -> list[s
     return removed
 
 
-def fetch_into(src: Location, source: str, files: list[FileEntry], target: str, threads: int = 10,
-               progress: Callable[[int, int], None] | None = None) -> tuple[CopyReport, int]:
+def fetch_into(
+    src: Location,
+    source: str,
+    files: list[FileEntry],
+    target: str,
+    threads: int = 10,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[CopyReport, int]:
     """Fetch ``files`` of ``src`` into the local dir ``target``; return the report and the stale files removed.
 
     A file is skipped only if the manifest says it came from ``source`` with
@@ -177,8 +192,12 @@ def fetch_into(src: Location, source: str, files: list[FileEntry], target: str, 
 
     def keep(f: FileEntry) -> bool:
         rec, mtime = trusted.get(f.rel) or {}, mtimes.get(f.rel)
-        ok = (mtime is not None and rec.get("mtime_ns") == mtime and rec.get("size") == f.size
-              and sha256_of(os.path.join(target, f.rel)) == rec.get("sha256"))
+        ok = (
+            mtime is not None
+            and rec.get("mtime_ns") == mtime
+            and rec.get("size") == f.size
+            and sha256_of(os.path.join(target, f.rel)) == rec.get("sha256")
+        )
         if ok:
             kept.add(f.rel)
         return ok
@@ -186,12 +205,19 @@ def fetch_into(src: Location, source: str, files: list[FileEntry], target: str, 
     digests: dict[str, str] = {}
     os.makedirs(target, exist_ok=True)
     try:
-        report = copy_tree(src, locate(parse_uri(target)), files, threads=threads, progress=progress, keep=keep,
-                           digests=digests)
+        report = copy_tree(
+            src, locate(parse_uri(target)), files, threads=threads, progress=progress, keep=keep, digests=digests
+        )
     finally:  # what did arrive is recorded, so a rerun resumes
-        entries = {f.rel: {"size": f.size, "mtime_ns": mtimes.get(f.rel),
-                           "sha256": digests.get(f.rel) or trusted[f.rel]["sha256"]}
-                   for f in files if f.rel in digests or f.rel in kept}
+        entries = {
+            f.rel: {
+                "size": f.size,
+                "mtime_ns": mtimes.get(f.rel),
+                "sha256": digests.get(f.rel) or trusted[f.rel]["sha256"],
+            }
+            for f in files
+            if f.rel in digests or f.rel in kept
+        }
         write_manifest(target, source, entries)
     return report, len(set(stale) - listed)
 
@@ -236,8 +262,9 @@ def fetch(source: str, dest: str | None, list_only: bool, threads: int) -> None:
                 click.echo(f"{f.size:>14,}  {uri.rstrip('/')}/{f.rel}")
             click.echo(f"{len(files)} file(s), {total:,} bytes in {uri}")
             continue
-        with click.progressbar(length=total, label=f"{uri} -> {target}", file=sys.stderr,
-                               show_pos=False, show_percent=True) as bar:
+        with click.progressbar(
+            length=total, label=f"{uri} -> {target}", file=sys.stderr, show_pos=False, show_percent=True
+        ) as bar:
             last = [0]
 
             def advance(done: int, _total: int, last: list[int] = last) -> None:
@@ -246,7 +273,11 @@ def fetch(source: str, dest: str | None, list_only: bool, threads: int) -> None:
 
             report, removed = fetch_into(src, str(src.uri), files, target, threads, advance)
         if removed:
-            click.echo(f"Removed {removed} file(s) an earlier fetch of another source (or of files gone from "
-                       f"{uri}) left in {target}")
-        click.echo(f"Fetched {report.files} file(s), {report.bytes:,} bytes into {target} in {report.seconds:.1f} s"
-                   + (f" ({report.skipped} already there)" if report.skipped else ""))
+            click.echo(
+                f"Removed {removed} file(s) an earlier fetch of another source (or of files gone from "
+                f"{uri}) left in {target}"
+            )
+        click.echo(
+            f"Fetched {report.files} file(s), {report.bytes:,} bytes into {target} in {report.seconds:.1f} s"
+            + (f" ({report.skipped} already there)" if report.skipped else "")
+        )

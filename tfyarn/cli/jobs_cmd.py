@@ -1,4 +1,5 @@
 """``tfyarn status | list | logs | kill``: following jobs after submit."""
+
 from __future__ import annotations
 
 import json
@@ -14,15 +15,15 @@ from tfyarn.wire import JobStatus, StatusDoc, TaskStatus, report_dict
 
 def _check(app_id: str) -> str:
     if not is_app_id(app_id):
-        raise click.BadParameter(f"{app_id!r} is not a YARN application id (application_<ts>_<n>)",
-                                 param_hint="APP_ID")
+        raise click.BadParameter(f"{app_id!r} is not a YARN application id (application_<ts>_<n>)", param_hint="APP_ID")
     return app_id
 
 
 @click.command()
 @click.argument("app_id")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print job and tasks as JSON (fields: README, \"Status document\").")
+@click.option(
+    "--json", "as_json", is_flag=True, help='Print job and tasks as JSON (fields: README, "Status document").'
+)
 def status(app_id: str, as_json: bool) -> None:
     """Show job APP_ID: state, diagnostics, and per task role, index, host, container, state, exit code.
 
@@ -38,16 +39,19 @@ def status(app_id: str, as_json: bool) -> None:
     if as_json:
         click.echo(JobStatus(rep, doc).to_json(indent=2))
         return
-    click.echo(f"{rep.app_id}  {rep.name}  {rep.framework}  {rep.state.value}  "
-               f"(YARN {rep.yarn_state}/{rep.final_status})")
+    click.echo(
+        f"{rep.app_id}  {rep.name}  {rep.framework}  {rep.state.value}  (YARN {rep.yarn_state}/{rep.final_status})"
+    )
     click.echo(f"Queue: {rep.queue}  User: {rep.user}  Tracking URL: {rep.tracking_url}")
     if not rep.state.is_terminal():
         click.echo(f"Status page: {protocol.status_page_url(rep.tracking_url)}")
     if rep.diagnostics:
         click.echo(f"Diagnostics: {rep.diagnostics}")
     if doc and doc.tasks:
-        click.echo(f"\n{'TASK':<14}{'STATE':<11}{'RESTARTS':<9}{'EXIT':<6}{'HOST':<16}{'ADDRESS':<22}"
-                   f"{'GPUS':<8}{'STAGING':<9}CONTAINER")
+        click.echo(
+            f"\n{'TASK':<14}{'STATE':<11}{'RESTARTS':<9}{'EXIT':<6}{'HOST':<16}{'ADDRESS':<22}"
+            f"{'GPUS':<8}{'STAGING':<9}CONTAINER"
+        )
         for t in doc.tasks:
             click.echo(_task_row(t))
     elif rep.state.is_terminal():
@@ -58,8 +62,10 @@ def _task_row(t: TaskStatus) -> str:
     code = "" if t.exit_code is None else str(t.exit_code)
     staging = "-" if t.staging_s is None else f"{t.staging_s:.1f}s"
     devices = ",".join(str(d) for d in t.gpus) or "-"
-    return (f"{t.name:<14}{t.state.value:<11}{t.restarts:<9}{code:<6}{t.host or '-':<16}"
-            f"{t.address or '-':<22}{devices:<8}{staging:<9}{t.yarn_container_id or '-'}")
+    return (
+        f"{t.name:<14}{t.state.value:<11}{t.restarts:<9}{code:<6}{t.host or '-':<16}"
+        f"{t.address or '-':<22}{devices:<8}{staging:<9}{t.yarn_container_id or '-'}"
+    )
 
 
 @click.command("list")
@@ -130,8 +136,10 @@ def logs(app_id: str, task_name: str | None, follow: bool) -> None:
             else:
                 text = client.task_log(app_id, task, running=not rep.state.is_terminal())
                 if text is None and not follow:
-                    raise click.ClickException(f"{task_name} of {app_id} has ended; YARN collects its log when "
-                                               f"the job ends: try again then, or use --follow")
+                    raise click.ClickException(
+                        f"{task_name} of {app_id} has ended; YARN collects its log when "
+                        f"the job ends: try again then, or use --follow"
+                    )
                 if text is not None:
                     click.echo(text[printed:], nl=False)
                     printed = len(text)
@@ -146,8 +154,9 @@ def _find(doc: StatusDoc | None, role: str, index: int) -> TaskStatus | None:
 
 @click.command()
 @click.argument("app_id")
-@click.option("--timeout", type=click.IntRange(min=1), default=600, show_default=True,
-              help="Seconds to wait for the snapshot.")
+@click.option(
+    "--timeout", type=click.IntRange(min=1), default=600, show_default=True, help="Seconds to wait for the snapshot."
+)
 def save(app_id: str, timeout: int) -> None:
     """Publish a snapshot of running job APP_ID's outputs now, to <URI>.snapshots/<UTC time>."""
     from tfyarn.client import Client

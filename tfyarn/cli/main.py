@@ -3,6 +3,7 @@
 Every TfyarnError and click usage error becomes one ``Error: ...`` line on
 stderr and a defined exit code (see tfyarn.errors); no stack traces.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -71,11 +72,21 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tfyarn")
-@click.option("--principal", envvar=protocol.ENV_PRINCIPAL, default=None, metavar="USER@REALM",
-              help=f"Kerberos principal for YARN and HDFS (with --keytab; env {protocol.ENV_PRINCIPAL}).")
-@click.option("--keytab", envvar=protocol.ENV_KEYTAB, default=None, metavar="PATH",
-              type=click.Path(exists=True, dir_okay=False),
-              help=f"Keytab for --principal (env {protocol.ENV_KEYTAB}).")
+@click.option(
+    "--principal",
+    envvar=protocol.ENV_PRINCIPAL,
+    default=None,
+    metavar="USER@REALM",
+    help=f"Kerberos principal for YARN and HDFS (with --keytab; env {protocol.ENV_PRINCIPAL}).",
+)
+@click.option(
+    "--keytab",
+    envvar=protocol.ENV_KEYTAB,
+    default=None,
+    metavar="PATH",
+    type=click.Path(exists=True, dir_okay=False),
+    help=f"Keytab for --principal (env {protocol.ENV_KEYTAB}).",
+)
 def cli(principal: str | None, keytab: str | None) -> None:
     """tfyarn runs TensorFlow and PyTorch training on Hadoop YARN.
 

@@ -1,4 +1,5 @@
 """Click parameter types shared by the commands, and help text that reads its defaults from the job spec."""
+
 from __future__ import annotations
 
 import re

@@ -4,6 +4,7 @@ Every flag is one job-spec key (``FLAG_KEYS``), so a job can be written as
 flags, as YAML (conf/job.yaml documents every key), or both: flags given
 on the command line override the file, and ``--set key=value`` overrides both.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,25 +28,60 @@ from tfyarn.wire import StatusDoc
 
 # job-spec key (dotted) -> the flag that sets it
 FLAG_KEYS: dict[str, str] = {
-    "name": "--name", "framework": "--framework", "queue": "--queue", "node_label": "--node-label",
-    "env": "--env", "files": "--file", "tags": "--tag", "am_memory_mb": "--am-memory",
-    "max_attempts": "--max-attempts", "evaluator_may_fail": "--evaluator-may-fail",
-    "inputs": "--input", "outputs": "--output", "overwrite": "--overwrite",
-    "download_threads": "--download-threads", "upload_threads": "--upload-threads", "python_env": "--python-env",
-    "save_every": "--save-every", "code": "--code", "tensorboard": "--tensorboard",
-    "allocation_timeout_s": "--allocation-timeout", "registration_timeout_s": "--registration-timeout",
-    "view_acls": "--view-acl", "modify_acls": "--modify-acl",
-    "roles.worker.instances": "--num-workers", "roles.ps.instances": "--num-ps",
-    "roles.chief.instances": "--chief", "roles.evaluator.instances": "--evaluator",
+    "name": "--name",
+    "framework": "--framework",
+    "queue": "--queue",
+    "node_label": "--node-label",
+    "env": "--env",
+    "files": "--file",
+    "tags": "--tag",
+    "am_memory_mb": "--am-memory",
+    "max_attempts": "--max-attempts",
+    "evaluator_may_fail": "--evaluator-may-fail",
+    "inputs": "--input",
+    "outputs": "--output",
+    "overwrite": "--overwrite",
+    "download_threads": "--download-threads",
+    "upload_threads": "--upload-threads",
+    "python_env": "--python-env",
+    "save_every": "--save-every",
+    "code": "--code",
+    "tensorboard": "--tensorboard",
+    "allocation_timeout_s": "--allocation-timeout",
+    "registration_timeout_s": "--registration-timeout",
+    "view_acls": "--view-acl",
+    "modify_acls": "--modify-acl",
+    "roles.worker.instances": "--num-workers",
+    "roles.ps.instances": "--num-ps",
+    "roles.chief.instances": "--chief",
+    "roles.evaluator.instances": "--evaluator",
     "roles.worker.nproc_per_node": "--nproc-per-node",
-    **{f"roles.{r}.{k}": f"--{r}-{f}" for r in ROLES
-       for k, f in (("memory_mb", "memory"), ("vcores", "vcores"), ("gpus", "gpus"), ("node_label", "node-label"),
-                    ("restart_policy", "restart"), ("max_restarts", "max-restarts"),
-                    ("restart_backoff_s", "restart-backoff"), ("permanent_exit_codes", "permanent-exit-codes"))},
+    **{
+        f"roles.{r}.{k}": f"--{r}-{f}"
+        for r in ROLES
+        for k, f in (
+            ("memory_mb", "memory"),
+            ("vcores", "vcores"),
+            ("gpus", "gpus"),
+            ("node_label", "node-label"),
+            ("restart_policy", "restart"),
+            ("max_restarts", "max-restarts"),
+            ("restart_backoff_s", "restart-backoff"),
+            ("permanent_exit_codes", "permanent-exit-codes"),
+        )
+    },
 }
 _PARAM_KEYS = {flag.lstrip("-").replace("-", "_"): key for key, flag in FLAG_KEYS.items()}
-_PARAM_KEYS.update({"file": "files", "tag": "tags", "input": "inputs", "output": "outputs",
-                    "view_acl": "view_acls", "modify_acl": "modify_acls"})
+_PARAM_KEYS.update(
+    {
+        "file": "files",
+        "tag": "tags",
+        "input": "inputs",
+        "output": "outputs",
+        "view_acl": "view_acls",
+        "modify_acl": "modify_acls",
+    }
+)
 # list keys whose flags add to what the YAML file already has
 _APPENDED = ("file", "tag", "input", "output", "view_acl", "modify_acl")
 
@@ -126,8 +162,14 @@ def one_line(text: str) -> str:
     return "".join(ascii(c)[1:-1] if unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp") else c for c in text)
 
 
-def build_spec(conf: Path | None, given: dict[str, Any], sets: tuple[tuple[str, str], ...],
-               command: tuple[str, ...], flagged: dict[str, str], input_mode: str = "copy") -> JobSpec:
+def build_spec(
+    conf: Path | None,
+    given: dict[str, Any],
+    sets: tuple[tuple[str, str], ...],
+    command: tuple[str, ...],
+    flagged: dict[str, str],
+    input_mode: str = "copy",
+) -> JobSpec:
     """The job from file, flags given on the command line, and --set overrides, in that order.
 
     Fills ``flagged`` (key -> flag) for the keys that flags set.
@@ -219,104 +261,235 @@ def follow(client: Any, app_id: str, total: int, poll_s: float = 1.0) -> Any:
 
 def _role_options(f: Any) -> Any:
     for role in reversed(ROLES):
-        f = click.option(f"--{role}-permanent-exit-codes", type=EXIT_CODES, default=None, metavar="N[,N...]",
-                         help=f"Exit codes of a {role} task that are never retried.")(f)
-        f = click.option(f"--{role}-restart-backoff", type=click.IntRange(min=0), default=None, metavar="SECONDS",
-                         help=f"Wait before restarting a {role} task, doubled each time. "
-                              f"{default_help(f'roles.{role}.restart_backoff_s')}")(f)
-        f = click.option(f"--{role}-max-restarts", type=click.IntRange(min=0), default=None,
-                         help=f"Restarts allowed per {role} task (per job for 'all'). "
-                              f"{default_help(f'roles.{role}.max_restarts')}")(f)
-        f = click.option(f"--{role}-restart", type=click.Choice(RESTART_POLICIES), default=None,
-                         help=f"When a {role} task fails: never (job fails), on-failure (restart it; it "
-                              "rejoins), all (restart every task, new rendezvous). "
-                              f"{default_help(f'roles.{role}.restart_policy')}")(f)
+        f = click.option(
+            f"--{role}-permanent-exit-codes",
+            type=EXIT_CODES,
+            default=None,
+            metavar="N[,N...]",
+            help=f"Exit codes of a {role} task that are never retried.",
+        )(f)
+        f = click.option(
+            f"--{role}-restart-backoff",
+            type=click.IntRange(min=0),
+            default=None,
+            metavar="SECONDS",
+            help=f"Wait before restarting a {role} task, doubled each time. "
+            f"{default_help(f'roles.{role}.restart_backoff_s')}",
+        )(f)
+        f = click.option(
+            f"--{role}-max-restarts",
+            type=click.IntRange(min=0),
+            default=None,
+            help=f"Restarts allowed per {role} task (per job for 'all'). {default_help(f'roles.{role}.max_restarts')}",
+        )(f)
+        f = click.option(
+            f"--{role}-restart",
+            type=click.Choice(RESTART_POLICIES),
+            default=None,
+            help=f"When a {role} task fails: never (job fails), on-failure (restart it; it "
+            "rejoins), all (restart every task, new rendezvous). "
+            f"{default_help(f'roles.{role}.restart_policy')}",
+        )(f)
         f = click.option(f"--{role}-node-label", default=None, help=f"Node label for {role} containers.")(f)
-        f = click.option(f"--{role}-gpus", type=click.IntRange(min=0), default=None,
-                         help=f"GPUs ({GPU}) per {role} container. {default_help(f'roles.{role}.gpus')}")(f)
-        f = click.option(f"--{role}-vcores", type=click.IntRange(min=1), default=None,
-                         help=f"Virtual cores per {role} container. {default_help(f'roles.{role}.vcores')}")(f)
-        f = click.option(f"--{role}-memory", type=MEMORY, default=None,
-                         help=f"Memory per {role} container, e.g. 512m, 4g. "
-                              f"{default_help(f'roles.{role}.memory_mb')}")(f)
+        f = click.option(
+            f"--{role}-gpus",
+            type=click.IntRange(min=0),
+            default=None,
+            help=f"GPUs ({GPU}) per {role} container. {default_help(f'roles.{role}.gpus')}",
+        )(f)
+        f = click.option(
+            f"--{role}-vcores",
+            type=click.IntRange(min=1),
+            default=None,
+            help=f"Virtual cores per {role} container. {default_help(f'roles.{role}.vcores')}",
+        )(f)
+        f = click.option(
+            f"--{role}-memory",
+            type=MEMORY,
+            default=None,
+            help=f"Memory per {role} container, e.g. 512m, 4g. {default_help(f'roles.{role}.memory_mb')}",
+        )(f)
     return f
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option("--conf", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="YAML job file (keys: conf/job.yaml). Flags override it.")
-@click.option("--set", "sets", type=KEY_VALUE, multiple=True,
-              help="Override one job key, e.g. --set roles.worker.instances=3 (repeatable; value is YAML).")
-@click.option("--framework", type=click.Choice(FRAMEWORKS), default=None,
-              help="tensorflow: TF_CONFIG for chief/worker/ps/evaluator; pytorch: torchrun's variables "
-                   f"for DDP; none: plain tasks. {default_help('framework')}")
+@click.option(
+    "--conf",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="YAML job file (keys: conf/job.yaml). Flags override it.",
+)
+@click.option(
+    "--set",
+    "sets",
+    type=KEY_VALUE,
+    multiple=True,
+    help="Override one job key, e.g. --set roles.worker.instances=3 (repeatable; value is YAML).",
+)
+@click.option(
+    "--framework",
+    type=click.Choice(FRAMEWORKS),
+    default=None,
+    help="tensorflow: TF_CONFIG for chief/worker/ps/evaluator; pytorch: torchrun's variables "
+    f"for DDP; none: plain tasks. {default_help('framework')}",
+)
 @click.option("--name", default=None, help="Application name shown by YARN. [default: tfyarn-<program>]")
-@click.option("--num-workers", type=click.IntRange(min=0), default=None,
-              help=f"Worker containers. {default_help('roles.worker.instances')}")
-@click.option("--num-ps", type=click.IntRange(min=0), default=None,
-              help="TensorFlow parameter servers (ParameterServerStrategy; needs --chief).")
+@click.option(
+    "--num-workers",
+    type=click.IntRange(min=0),
+    default=None,
+    help=f"Worker containers. {default_help('roles.worker.instances')}",
+)
+@click.option(
+    "--num-ps",
+    type=click.IntRange(min=0),
+    default=None,
+    help="TensorFlow parameter servers (ParameterServerStrategy; needs --chief).",
+)
 @click.option("--chief", count=True, help="TensorFlow: add the chief task (at most once).")
 @click.option("--evaluator", count=True, help="TensorFlow: add an evaluator task (at most once).")
-@click.option("--evaluator-may-fail/--evaluator-must-succeed", default=None,
-              help="Whether a failed evaluator fails the job. "
-                   + default_help("evaluator_may_fail", lambda may: "may fail" if may else "must succeed"))
-@click.option("--nproc-per-node", type=click.IntRange(min=1), default=None,
-              help="PyTorch: processes per worker container, via torchrun. "
-                   + default_help("roles.worker.nproc_per_node", lambda n: str(n) if n else "its GPUs, or 1"))
+@click.option(
+    "--evaluator-may-fail/--evaluator-must-succeed",
+    default=None,
+    help="Whether a failed evaluator fails the job. "
+    + default_help("evaluator_may_fail", lambda may: "may fail" if may else "must succeed"),
+)
+@click.option(
+    "--nproc-per-node",
+    type=click.IntRange(min=1),
+    default=None,
+    help="PyTorch: processes per worker container, via torchrun. "
+    + default_help("roles.worker.nproc_per_node", lambda n: str(n) if n else "its GPUs, or 1"),
+)
 @_role_options
 @click.option("--queue", default=None, help=f"YARN queue. {default_help('queue')}")
 @click.option("--node-label", default=None, help="YARN node label expression for all containers.")
 @click.option("--env", "env", type=KEY_VALUE, multiple=True, help="NAME=VALUE for every task (repeatable).")
-@click.option("--file", "file", type=click.Path(exists=True), multiple=True,
-              help="Local file or dir shipped into every task's working dir by base name (repeatable).")
-@click.option("--input", "input", multiple=True, metavar="URI[:DIR]",
-              help="Data staged into every container before the command starts, e.g. hdfs:///data/mnist "
-                   "(to inputs/mnist; $TFYARN_INPUT has its absolute path) or hdfs:///data/mnist:./data. "
-                   "Repeatable.")
-@click.option("--input-mode", type=click.Choice(INPUT_MODES), default="copy", show_default=True,
-              help="copy: every container gets all files; shard: each worker a disjoint slice.")
-@click.option("--output", "output", multiple=True, metavar="DIR:URI",
-              help="Local dir published atomically when the task ends well, e.g. ./model:hdfs:///models/run1 "
-                   "(by the chief, else worker 0). Repeatable.")
+@click.option(
+    "--file",
+    "file",
+    type=click.Path(exists=True),
+    multiple=True,
+    help="Local file or dir shipped into every task's working dir by base name (repeatable).",
+)
+@click.option(
+    "--input",
+    "input",
+    multiple=True,
+    metavar="URI[:DIR]",
+    help="Data staged into every container before the command starts, e.g. hdfs:///data/mnist "
+    "(to inputs/mnist; $TFYARN_INPUT has its absolute path) or hdfs:///data/mnist:./data. "
+    "Repeatable.",
+)
+@click.option(
+    "--input-mode",
+    type=click.Choice(INPUT_MODES),
+    default="copy",
+    show_default=True,
+    help="copy: every container gets all files; shard: each worker a disjoint slice.",
+)
+@click.option(
+    "--output",
+    "output",
+    multiple=True,
+    metavar="DIR:URI",
+    help="Local dir published atomically when the task ends well, e.g. ./model:hdfs:///models/run1 "
+    "(by the chief, else worker 0). Repeatable.",
+)
 @click.option("--overwrite", is_flag=True, default=None, help="Outputs may replace an existing destination.")
-@click.option("--save-every", type=click.IntRange(min=0), default=None, metavar="SECONDS",
-              help="Publish a snapshot of the outputs every SECONDS while the job runs, to <URI>.snapshots/<time> "
-                   "(also on demand: tfyarn save APP_ID).")
-@click.option("--download-threads", type=click.IntRange(min=1), default=None,
-              help=f"Parallel downloads per container. {default_help('download_threads')}")
-@click.option("--upload-threads", type=click.IntRange(min=1), default=None,
-              help=f"Parallel uploads per output. {default_help('upload_threads')}")
-@click.option("--python-env", default=None, metavar="local|packed|ARCHIVE",
-              help="local: containers run this machine's interpreter path (one node or a shared install); "
-                   "packed: this virtualenv is packed, cached on HDFS by its packages and unpacked in every "
-                   f"container; ARCHIVE: a venv-pack/conda-pack .tar.gz to use instead. {default_help('python_env')}")
-@click.option("--code", type=click.Path(exists=True, file_okay=False), default=None,
-              help="A source dir shipped (packed, cached by content) into every task's working dir.")
-@click.option("--tensorboard", is_flag=True, default=None,
-              help="Run TensorBoard for the job, linked from its status page: tasks write summaries to "
-                   "$TFYARN_TENSORBOARD_DIR, mirrored to HDFS every few seconds (AM gets 512 MiB more).")
+@click.option(
+    "--save-every",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="Publish a snapshot of the outputs every SECONDS while the job runs, to <URI>.snapshots/<time> "
+    "(also on demand: tfyarn save APP_ID).",
+)
+@click.option(
+    "--download-threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"Parallel downloads per container. {default_help('download_threads')}",
+)
+@click.option(
+    "--upload-threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"Parallel uploads per output. {default_help('upload_threads')}",
+)
+@click.option(
+    "--python-env",
+    default=None,
+    metavar="local|packed|ARCHIVE",
+    help="local: containers run this machine's interpreter path (one node or a shared install); "
+    "packed: this virtualenv is packed, cached on HDFS by its packages and unpacked in every "
+    f"container; ARCHIVE: a venv-pack/conda-pack .tar.gz to use instead. {default_help('python_env')}",
+)
+@click.option(
+    "--code",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="A source dir shipped (packed, cached by content) into every task's working dir.",
+)
+@click.option(
+    "--tensorboard",
+    is_flag=True,
+    default=None,
+    help="Run TensorBoard for the job, linked from its status page: tasks write summaries to "
+    "$TFYARN_TENSORBOARD_DIR, mirrored to HDFS every few seconds (AM gets 512 MiB more).",
+)
 @click.option("--tag", "tag", multiple=True, help="YARN application tag (repeatable).")
-@click.option("--am-memory", type=MEMORY, default=None,
-              help=f"ApplicationMaster memory. {default_help('am_memory_mb')}")
-@click.option("--max-attempts", type=click.IntRange(min=1), default=None,
-              help="YARN AM attempts; a second attempt re-runs the whole job from a clean state. "
-                   + default_help("max_attempts"))
-@click.option("--allocation-timeout", type=click.IntRange(min=1), default=None, metavar="SECONDS",
-              help="Fail the job (releasing what it holds) unless YARN allocates all its containers in time. "
-                   + default_help("allocation_timeout_s"))
-@click.option("--registration-timeout", type=click.IntRange(min=1), default=None, metavar="SECONDS",
-              help="Fail the job if a task has not registered (inputs staged) this long after its container "
-                   "was allocated. " + default_help("registration_timeout_s"))
-@click.option("--view-acl", "view_acl", multiple=True, metavar="USER",
-              help="Another user who may view the job and its logs (repeatable; default: the owner only).")
-@click.option("--modify-acl", "modify_acl", multiple=True, metavar="USER",
-              help="Another user who may kill the job (repeatable; default: the owner only).")
+@click.option(
+    "--am-memory", type=MEMORY, default=None, help=f"ApplicationMaster memory. {default_help('am_memory_mb')}"
+)
+@click.option(
+    "--max-attempts",
+    type=click.IntRange(min=1),
+    default=None,
+    help="YARN AM attempts; a second attempt re-runs the whole job from a clean state. " + default_help("max_attempts"),
+)
+@click.option(
+    "--allocation-timeout",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="SECONDS",
+    help="Fail the job (releasing what it holds) unless YARN allocates all its containers in time. "
+    + default_help("allocation_timeout_s"),
+)
+@click.option(
+    "--registration-timeout",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="SECONDS",
+    help="Fail the job if a task has not registered (inputs staged) this long after its container "
+    "was allocated. " + default_help("registration_timeout_s"),
+)
+@click.option(
+    "--view-acl",
+    "view_acl",
+    multiple=True,
+    metavar="USER",
+    help="Another user who may view the job and its logs (repeatable; default: the owner only).",
+)
+@click.option(
+    "--modify-acl",
+    "modify_acl",
+    multiple=True,
+    metavar="USER",
+    help="Another user who may kill the job (repeatable; default: the owner only).",
+)
 @click.option("--dry-run", is_flag=True, help="Print the plan (YAML) without contacting YARN.")
 @click.option("--wait", is_flag=True, help="Follow the job; exit 0 only if it SUCCEEDED.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets: tuple[tuple[str, str], ...],
-           dry_run: bool, wait: bool, **opts: Any) -> None:
+def submit(
+    ctx: click.Context,
+    command: tuple[str, ...],
+    conf: Path | None,
+    sets: tuple[tuple[str, str], ...],
+    dry_run: bool,
+    wait: bool,
+    **opts: Any,
+) -> None:
     """Submit COMMAND (after `--`) to YARN: one container per task, cluster config written for you.
 
     \b
@@ -336,8 +509,7 @@ def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets
     3 cluster unreachable, 4 job FAILED or KILLED (with --wait), 1 other errors.
     """
     input_mode = opts.pop("input_mode")
-    given = {k: v for k, v in opts.items()
-             if ctx.get_parameter_source(k) != click.core.ParameterSource.DEFAULT}
+    given = {k: v for k, v in opts.items() if ctx.get_parameter_source(k) != click.core.ParameterSource.DEFAULT}
     given = {k: v for k, v in given.items() if not (k in ("chief", "evaluator") and v == 0)}
     flagged: dict[str, str] = {}
     try:
@@ -355,8 +527,10 @@ def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets
         click.echo(f"# tfyarn job {spec.name!r} ({spec.framework}): {spec.num_tasks} task(s)")
         for role in spec.roles.values():
             if role.instances:
-                click.echo(f"# {role.name}: {role.instances} x ({role.memory_mb} MiB, {role.vcores} vcore(s), "
-                           f"{role.gpus} GPU(s)) runs: {shlex.join(spec.command_for(role.name))}")
+                click.echo(
+                    f"# {role.name}: {role.instances} x ({role.memory_mb} MiB, {role.vcores} vcore(s), "
+                    f"{role.gpus} GPU(s)) runs: {shlex.join(spec.command_for(role.name))}"
+                )
         for i in spec.inputs:
             click.echo(f"# input: {i.src} -> {i.local_dir} ({i.mode})")
         for o in spec.outputs:
@@ -373,8 +547,7 @@ def submit(ctx: click.Context, command: tuple[str, ...], conf: Path | None, sets
         except SpecError as e:  # the cluster or environment cannot run it: named by the flag that asked
             raise reworded(e, flagged) from None
         rep = client.report(app_id)
-        click.echo(f"Submitted {app_id} ({spec.name}: {spec.framework}, {spec.num_tasks} task(s), "
-                   f"queue {spec.queue})")
+        click.echo(f"Submitted {app_id} ({spec.name}: {spec.framework}, {spec.num_tasks} task(s), queue {spec.queue})")
         click.echo(f"Tracking URL: {rep.tracking_url}")
         if not wait:
             click.echo(f"Next: tfyarn status {app_id} | tfyarn logs {app_id} | tfyarn kill {app_id}")

@@ -1,4 +1,5 @@
 """A real single-node Hadoop cluster on loopback, started from Maven Central's jars."""
+
 from tfyarn.cluster.config import ClusterOptions
 from tfyarn.cluster.layout import ClusterLayout
 from tfyarn.cluster.local import ClusterStatus, LocalCluster

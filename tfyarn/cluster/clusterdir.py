@@ -8,6 +8,7 @@ before the marker existed). It never marks a dir holding anything else:
 contents: a ``conf/yarn-site.xml`` by tfyarn proves tfyarn wrote there,
 not that nothing else lives beside it.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -22,8 +23,14 @@ _IDENT = MARKER_TEXT.split(",")[0]
 # What an older `up` put in a cluster dir, top level and (None: anything) one level down.
 _LEGACY: dict[str, set[str] | None] = {
     "bin": {"yarn", "hdfs", "hadoop"},
-    "conf": {"core-site.xml", "hdfs-site.xml", "yarn-site.xml", "capacity-scheduler.xml",
-             "resource-types.xml", "log4j.properties"},
+    "conf": {
+        "core-site.xml",
+        "hdfs-site.xml",
+        "yarn-site.xml",
+        "capacity-scheduler.xml",
+        "resource-types.xml",
+        "log4j.properties",
+    },
     "pids": {"namenode.pid", "datanode.pid", "resourcemanager.pid", "nodemanager.pid"},
     "gpu-discovery": {"nvidia-smi"},
     "data": {"namenode", "datanode", "nm-local", "tmp"},
@@ -79,7 +86,8 @@ def check_purgeable(root: Path) -> None:
     if root.exists() and not is_cluster_dir(root):
         raise ClusterError(
             f"{root} does not look like a tfyarn cluster dir (no {MARKER_NAME} file from `tfyarn cluster up`); "
-            "nothing was stopped or deleted")
+            "nothing was stopped or deleted"
+        )
 
 
 def purge(root: Path) -> bool:

@@ -5,6 +5,7 @@ can be tested and read in one place. Every setting carries the reason it is
 there; Hadoop's defaults assume a tarball install and a roomy multi-host
 cluster, and this cluster is one loopback node on a small machine.
 """
+
 from __future__ import annotations
 
 import getpass
@@ -27,11 +28,14 @@ class ClusterOptions:
     max_container_mb: int = 8192
 
 
+_CAPACITY_SCHEDULER = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
+_DOMINANT_RESOURCES = "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator"
+
+
 def to_xml(props: dict[str, str]) -> str:
     """A Hadoop ``<configuration>`` document."""
     rows = "".join(
-        f"  <property><name>{escape(k)}</name><value>{escape(str(v))}</value></property>\n"
-        for k, v in props.items()
+        f"  <property><name>{escape(k)}</name><value>{escape(str(v))}</value></property>\n" for k, v in props.items()
     )
     return f'<?xml version="1.0"?>\n<configuration>\n{rows}</configuration>\n'
 
@@ -75,10 +79,20 @@ def hdfs_site(layout: ClusterLayout) -> dict[str, str]:
 
 def yarn_site(layout: ClusterLayout, opts: ClusterOptions) -> dict[str, str]:
     p = layout.ports
-    whitelist = ",".join([
-        "JAVA_HOME", "HADOOP_COMMON_HOME", "HADOOP_HDFS_HOME", protocol.ENV_HADOOP_CONF_DIR,
-        "CLASSPATH_PREPEND_DISTCACHE", "HADOOP_YARN_HOME", "HADOOP_HOME", "PATH", "LANG", "TZ",
-    ])
+    whitelist = ",".join(
+        [
+            "JAVA_HOME",
+            "HADOOP_COMMON_HOME",
+            "HADOOP_HDFS_HOME",
+            protocol.ENV_HADOOP_CONF_DIR,
+            "CLASSPATH_PREPEND_DISTCACHE",
+            "HADOOP_YARN_HOME",
+            "HADOOP_HOME",
+            "PATH",
+            "LANG",
+            "TZ",
+        ]
+    )
     return {
         "yarn.resourcemanager.hostname": HOST,
         "yarn.resourcemanager.address": f"{HOST}:{p.rm_rpc}",
@@ -86,8 +100,7 @@ def yarn_site(layout: ClusterLayout, opts: ClusterOptions) -> dict[str, str]:
         "yarn.resourcemanager.resource-tracker.address": f"{HOST}:{p.rm_tracker}",
         "yarn.resourcemanager.admin.address": f"{HOST}:{p.rm_admin}",
         "yarn.resourcemanager.webapp.address": f"{HOST}:{p.rm_http}",
-        "yarn.resourcemanager.scheduler.class":
-            "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler",
+        "yarn.resourcemanager.scheduler.class": _CAPACITY_SCHEDULER,
         # A client facing a stopped RM gives up after seconds, not 15 minutes.
         "yarn.resourcemanager.connect.max-wait.ms": "10000",
         "yarn.resourcemanager.connect.retry-interval.ms": "1000",
@@ -159,8 +172,10 @@ def fake_nvidia_smi(gpus: int) -> str:
         "<gpu_temp_slow_threshold>85 C</gpu_temp_slow_threshold></temperature></gpu>"
         for i in range(gpus)
     )
-    xml = (f'<?xml version="1.0" ?><nvidia_smi_log><driver_version>0.0-tfyarn</driver_version>'
-           f"<attached_gpus>{gpus}</attached_gpus>{devices}</nvidia_smi_log>")
+    xml = (
+        f'<?xml version="1.0" ?><nvidia_smi_log><driver_version>0.0-tfyarn</driver_version>'
+        f"<attached_gpus>{gpus}</attached_gpus>{devices}</nvidia_smi_log>"
+    )
     head = f"#!/bin/sh\n# Written by `tfyarn cluster up`: {gpus} pretend GPUs for YARN's GPU discovery.\n"
     return f"{head}cat <<'XML'\n{xml}\nXML\n"
 
@@ -176,8 +191,7 @@ def capacity_scheduler() -> dict[str, str]:
         f"{root}.research.maximum-capacity": "100",
         "yarn.scheduler.capacity.maximum-am-resource-percent": "0.5",
         # Required for GPUs to count in scheduling decisions.
-        "yarn.scheduler.capacity.resource-calculator":
-            "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator",
+        "yarn.scheduler.capacity.resource-calculator": _DOMINANT_RESOURCES,
         "yarn.scheduler.capacity.node-locality-delay": "-1",
         f"{root}.default.acl_submit_applications": "*",
         f"{root}.research.acl_submit_applications": "*",

@@ -7,6 +7,7 @@ everything it started even if a pid file is lost. Leftovers are matched
 exactly (whole arguments, whole path components, YARN's container
 environment) and stopped with their descendants, never by process group.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,8 +38,9 @@ class Daemon:
 
 NAMENODE = Daemon("namenode", "org.apache.hadoop.hdfs.server.namenode.NameNode", "512m", "namenode_rpc")
 DATANODE = Daemon("datanode", "org.apache.hadoop.hdfs.server.datanode.DataNode", "384m", "datanode_data")
-RESOURCEMANAGER = Daemon("resourcemanager",
-                         "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager", "768m", "rm_rpc")
+RESOURCEMANAGER = Daemon(
+    "resourcemanager", "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager", "768m", "rm_rpc"
+)
 NODEMANAGER = Daemon("nodemanager", "org.apache.hadoop.yarn.server.nodemanager.NodeManager", "512m", "nm_rpc")
 DAEMONS: tuple[Daemon, ...] = (NAMENODE, DATANODE, RESOURCEMANAGER, NODEMANAGER)
 
@@ -55,23 +57,33 @@ def daemon_env(layout: ClusterLayout) -> dict[str, str]:
     """
     env = dict(os.environ)
     path = [str(layout.bin_dir), str(Path(sys.executable).parent), env.get("PATH", "/usr/bin:/bin")]
-    env.update({
-        "JAVA_HOME": str(java_home()),
-        protocol.ENV_HADOOP_CONF_DIR: str(layout.conf_dir),
-        "HADOOP_HOME": str(layout.root),
-        "PATH": ":".join(path),
-    })
+    env.update(
+        {
+            "JAVA_HOME": str(java_home()),
+            protocol.ENV_HADOOP_CONF_DIR: str(layout.conf_dir),
+            "HADOOP_HOME": str(layout.root),
+            "PATH": ":".join(path),
+        }
+    )
     return env
 
 
 def java_command(layout: ClusterLayout, daemon: Daemon, *args: str) -> list[str]:
     return [
-        str(java_home() / "bin" / "java"), f"-Xmx{daemon.xmx}", *JAVA17_FLAGS,
+        str(java_home() / "bin" / "java"),
+        f"-Xmx{daemon.xmx}",
+        *JAVA17_FLAGS,
         marker(layout),
-        f"-Dhadoop.log.dir={layout.log_dir}", f"-Dhadoop.log.file={daemon.name}.log",
-        f"-Dyarn.log.dir={layout.log_dir}", f"-Dyarn.log.file={daemon.name}.log",
-        "-Dhadoop.root.logger=INFO,RFA", "-Dhadoop.security.logger=INFO,RFA",
-        "-cp", layout.classpath, daemon.main_class, *args,
+        f"-Dhadoop.log.dir={layout.log_dir}",
+        f"-Dhadoop.log.file={daemon.name}.log",
+        f"-Dyarn.log.dir={layout.log_dir}",
+        f"-Dyarn.log.file={daemon.name}.log",
+        "-Dhadoop.root.logger=INFO,RFA",
+        "-Dhadoop.security.logger=INFO,RFA",
+        "-cp",
+        layout.classpath,
+        daemon.main_class,
+        *args,
     ]
 
 
@@ -96,7 +108,7 @@ def _runs_for(argv: list[str], layout: ClusterLayout) -> bool:
     cluster) or a shell whose command line merely mentions the marker.
     """
     prefix = marker(layout).split("=", 1)[0] + "="
-    return any(a.startswith(prefix) and _same_dir(a[len(prefix):], str(layout.root)) for a in argv)
+    return any(a.startswith(prefix) and _same_dir(a[len(prefix) :], str(layout.root)) for a in argv)
 
 
 def running_pid(layout: ClusterLayout, daemon: Daemon) -> int | None:
@@ -145,14 +157,22 @@ def start(layout: ClusterLayout, daemon: Daemon) -> int:
         return pid
     port = getattr(layout.ports, daemon.port_attr)
     if port_open(port):
-        raise ClusterError(f"port {port} for the {daemon.name} is taken by another process; "
-                           "stop that process (another cluster?) and run `tfyarn cluster up` again")
+        raise ClusterError(
+            f"port {port} for the {daemon.name} is taken by another process; "
+            "stop that process (another cluster?) and run `tfyarn cluster up` again"
+        )
     layout.pid_dir.mkdir(parents=True, exist_ok=True)
     layout.log_dir.mkdir(parents=True, exist_ok=True)
     with open(layout.log_dir / f"{daemon.name}.out", "ab") as out:
-        proc = subprocess.Popen(java_command(layout, daemon), env=daemon_env(layout), stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, cwd=layout.root)
+        proc = subprocess.Popen(
+            java_command(layout, daemon),
+            env=daemon_env(layout),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            cwd=layout.root,
+        )
     daemon.pid_file(layout).write_text(f"{proc.pid}\n")
     return proc.pid
 
@@ -180,7 +200,7 @@ def _stat(pid: int) -> tuple[int, int] | None:
         text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    fields = text[text.rindex(")") + 2:].split()  # the command name may hold spaces and parens
+    fields = text[text.rindex(")") + 2 :].split()  # the command name may hold spaces and parens
     return int(fields[1]), int(fields[19])
 
 
@@ -253,8 +273,9 @@ def _is_daemon(argv: list[str], layout: ClusterLayout) -> bool:
 
 def _strays(layout: ClusterLayout, table: dict[int, tuple[int, int]], spared: set[int]) -> list[int]:
     """Processes of this cluster without a pid file: its daemon JVMs, and containers."""
-    return [pid for pid in table if pid not in spared
-            and (_is_daemon(_argv(pid), layout) or _is_container(pid, layout))]
+    return [
+        pid for pid in table if pid not in spared and (_is_daemon(_argv(pid), layout) or _is_container(pid, layout))
+    ]
 
 
 def _stray_trees(layout: ClusterLayout) -> dict[int, int]:

@@ -1,4 +1,5 @@
 """Fetch the Hadoop jars from Maven Central into tfyarn's jar cache, once."""
+
 from __future__ import annotations
 
 import hashlib
@@ -54,8 +55,10 @@ def ensure_jars(layout: ClusterLayout, progress: Callable[[str], None]) -> Path:
         return layout.lib_dir
     mvn = shutil.which("mvn")
     if not mvn:
-        raise ClusterError("Maven (mvn) is not on PATH: install Maven 3, or point "
-                           f"{protocol.ENV_JAR_CACHE} at a dir whose lib/ holds the Hadoop jars")
+        raise ClusterError(
+            "Maven (mvn) is not on PATH: install Maven 3, or point "
+            f"{protocol.ENV_JAR_CACHE} at a dir whose lib/ holds the Hadoop jars"
+        )
     pom_text = _pom_text()
     layout.jar_cache.mkdir(parents=True, exist_ok=True)
     pom = layout.jar_cache / "pom.xml"
@@ -63,13 +66,23 @@ def ensure_jars(layout: ClusterLayout, progress: Callable[[str], None]) -> Path:
     tmp = layout.jar_cache / "lib.partial"
     shutil.rmtree(tmp, ignore_errors=True)
     progress(f"Fetching Hadoop jars with Maven into {layout.lib_dir} (first time only) ...")
-    cmd = [mvn, "-B", "-q", "-f", str(pom), "dependency:copy-dependencies",
-           f"-DoutputDirectory={tmp}", "-DincludeScope=runtime"]
+    cmd = [
+        mvn,
+        "-B",
+        "-q",
+        "-f",
+        str(pom),
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={tmp}",
+        "-DincludeScope=runtime",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-        raise ClusterError(f"Maven could not fetch the Hadoop jars (exit {proc.returncode}); "
-                           f"check access to Maven Central. Maven said:\n{tail}")
+        raise ClusterError(
+            f"Maven could not fetch the Hadoop jars (exit {proc.returncode}); "
+            f"check access to Maven Central. Maven said:\n{tail}"
+        )
     _unpack_webapps(tmp, layout.webroot)
     shutil.rmtree(layout.lib_dir, ignore_errors=True)
     tmp.rename(layout.lib_dir)

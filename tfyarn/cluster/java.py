@@ -1,4 +1,5 @@
 """How to start a Hadoop JVM on Java 17 from the jar cache."""
+
 from __future__ import annotations
 
 import os
@@ -9,9 +10,21 @@ from tfyarn.errors import ClusterError
 
 # Hadoop's own launcher adds these on Java 17: Hadoop reflects into JDK internals.
 _OPENS = [
-    "java.io", "java.lang", "java.lang.reflect", "java.math", "java.net", "java.nio",
-    "java.text", "java.util", "java.util.concurrent", "java.util.concurrent.atomic",
-    "java.util.regex", "java.util.zip", "sun.nio.ch", "sun.security.util", "sun.security.x509",
+    "java.io",
+    "java.lang",
+    "java.lang.reflect",
+    "java.math",
+    "java.net",
+    "java.nio",
+    "java.text",
+    "java.util",
+    "java.util.concurrent",
+    "java.util.concurrent.atomic",
+    "java.util.regex",
+    "java.util.zip",
+    "sun.nio.ch",
+    "sun.security.util",
+    "sun.security.x509",
 ]
 JAVA17_FLAGS: list[str] = [
     "-XX:+IgnoreUnrecognizedVMOptions",

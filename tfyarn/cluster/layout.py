@@ -3,6 +3,7 @@
 Everything about the local cluster's shape lives here so that the config
 writer, the daemon runner and the CLI agree without passing paths around.
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """`tfyarn cluster up | down | status | env`: a real single-node Hadoop on loopback."""
+
 from __future__ import annotations
 
 import getpass
@@ -72,19 +73,20 @@ class LocalCluster:
         """The RUNNING NodeManagers; None while the ResourceManager does not answer."""
         return fetch_nodes(self.layout.rm_web)
 
-    def _wait(self, what: str, ready: Callable[[], bool], watch: list[daemons.Daemon],
-              timeout_s: float) -> None:
+    def _wait(self, what: str, ready: Callable[[], bool], watch: list[daemons.Daemon], timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if ready():
                 return
             for d in watch:
                 if daemons.running_pid(self.layout, d) is None:
-                    raise ClusterError(f"the {d.name} exited while starting; its log ends:\n"
-                                       f"{daemons.log_tail(self.layout, d)}")
+                    raise ClusterError(
+                        f"the {d.name} exited while starting; its log ends:\n{daemons.log_tail(self.layout, d)}"
+                    )
             time.sleep(0.5)
-        raise ClusterError(f"timed out after {timeout_s:.0f} s waiting for {what}; "
-                           f"see the logs in {self.layout.log_dir}")
+        raise ClusterError(
+            f"timed out after {timeout_s:.0f} s waiting for {what}; see the logs in {self.layout.log_dir}"
+        )
 
     # -- lifecycle -----------------------------------------------------------
     def write_config(self) -> None:
@@ -103,8 +105,10 @@ class LocalCluster:
         """
         t0 = time.monotonic()
         if not clusterdir.claim(self.layout.root):
-            progress(f"Note: {self.layout.root} holds files that `tfyarn cluster up` did not write, so it is "
-                     "not marked as a cluster dir and `tfyarn cluster down --purge` will refuse to delete it.")
+            progress(
+                f"Note: {self.layout.root} holds files that `tfyarn cluster up` did not write, so it is "
+                "not marked as a cluster dir and `tfyarn cluster down --purge` will refuse to delete it."
+            )
         ensure_jars(self.layout, progress)
         was_running = {d.name for d in daemons.DAEMONS if daemons.running_pid(self.layout, d)}
         if len(was_running) < len(daemons.DAEMONS):
@@ -115,15 +119,22 @@ class LocalCluster:
             daemons.format_namenode(self.layout)
             for d in (daemons.NAMENODE, daemons.DATANODE):
                 self._start(d, was_running, progress)
-            self._wait("HDFS to leave safe mode with a live DataNode",
-                       lambda: self._safemode() is False and (self._nn_info() or {}).get("NumLiveDataNodes", 0) >= 1,
-                       [daemons.NAMENODE, daemons.DATANODE], timeout_s)
+            self._wait(
+                "HDFS to leave safe mode with a live DataNode",
+                lambda: self._safemode() is False and (self._nn_info() or {}).get("NumLiveDataNodes", 0) >= 1,
+                [daemons.NAMENODE, daemons.DATANODE],
+                timeout_s,
+            )
             progress("HDFS is up.")
             self._mkdirs()
             for d in (daemons.RESOURCEMANAGER, daemons.NODEMANAGER):
                 self._start(d, was_running, progress)
-            self._wait("a RUNNING NodeManager", lambda: bool(self._nodes()),
-                       [daemons.RESOURCEMANAGER, daemons.NODEMANAGER], timeout_s)
+            self._wait(
+                "a RUNNING NodeManager",
+                lambda: bool(self._nodes()),
+                [daemons.RESOURCEMANAGER, daemons.NODEMANAGER],
+                timeout_s,
+            )
         except BaseException:
             if not was_running:
                 daemons.stop_all(self.layout)
@@ -142,8 +153,7 @@ class LocalCluster:
         """/user/$USER and the log-aggregation dir, through WebHDFS (no JVM start)."""
         user = getpass.getuser()
         for path, perm in ((f"/user/{user}", "755"), ("/tmp/logs", "1777"), ("/tmp", "1777")):
-            url = (f"{self.layout.nn_web}/webhdfs/v1{path}?op=MKDIRS&permission={perm}"
-                   f"&user.name={user}")
+            url = f"{self.layout.nn_web}/webhdfs/v1{path}?op=MKDIRS&permission={perm}&user.name={user}"
             if not (fetch_json(url, method="PUT") or {}).get("boolean"):
                 raise ClusterError(f"could not create {path} on HDFS via {self.layout.nn_web}")
 
@@ -165,8 +175,12 @@ class LocalCluster:
 
     def status(self) -> ClusterStatus:
         lay = self.layout
-        webs = {"namenode": lay.nn_web, "datanode": f"http://127.0.0.1:{lay.ports.datanode_http}",
-                "resourcemanager": lay.rm_web, "nodemanager": lay.nm_web}
+        webs = {
+            "namenode": lay.nn_web,
+            "datanode": f"http://127.0.0.1:{lay.ports.datanode_http}",
+            "resourcemanager": lay.rm_web,
+            "nodemanager": lay.nm_web,
+        }
         st = ClusterStatus(root=str(lay.root))
         for d in daemons.DAEMONS:
             pid = daemons.running_pid(lay, d)

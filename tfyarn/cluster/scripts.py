@@ -5,6 +5,7 @@ Maven Central. These small scripts map the same subcommands to the same
 main classes, run on the cached jars, so skein (which shells out to
 ``yarn classpath --glob``) and users' muscle memory both work.
 """
+
 from __future__ import annotations
 
 import shlex
@@ -55,9 +56,7 @@ def render(name: str, layout: ClusterLayout) -> str:
     is data, never shell code.
     """
     table = COMMANDS[name]
-    cases = "\n".join(
-        f'  {sub}) cls={cls}; {"" if keep else "shift; "};;' for sub, (cls, keep) in table.items()
-    )
+    cases = "\n".join(f"  {sub}) cls={cls}; {'' if keep else 'shift; '};;" for sub, (cls, keep) in table.items())
     flags = " ".join(shlex.quote(f) for f in [*CLIENT_FLAGS, *JAVA17_FLAGS])
     subs = " ".join(table)
     q, conf = shlex.quote, protocol.ENV_HADOOP_CONF_DIR

@@ -4,6 +4,7 @@
 default commands, processes per container, the task's environment and
 command, the reserved port) for the spec, the plan and the executor alike.
 """
+
 from __future__ import annotations
 
 from tfyarn.frameworks.base import ClusterView, Framework

@@ -6,6 +6,7 @@ and plan (roles, rules, default commands, processes per container) and the
 executor's task (environment, command, when the reserved port is released).
 Pure: nothing here imports TensorFlow, torch or the appmaster.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -62,8 +63,7 @@ class Framework:
         """The framework's own variables for task ``role:index``, from the cluster view."""
         return {}
 
-    def wrap_command(self, command: Sequence[str], index: int, view: ClusterView, nproc: int,
-                     run_id: str) -> list[str]:
+    def wrap_command(self, command: Sequence[str], index: int, view: ClusterView, nproc: int, run_id: str) -> list[str]:
         """The argv the executor runs for ``command``: as given, unless the framework launches it."""
         return list(command)
 

@@ -1,4 +1,5 @@
 """``none``: plain distributed processes; each task learns only who it is (TFYARN_ROLE, ...)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -4,6 +4,7 @@ One process per container gets torchrun's variables directly, so a
 torchrun script runs unchanged; several per container run under
 ``torch.distributed.run`` with a c10d rendezvous on rank 0's reserved port.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,18 @@ if TYPE_CHECKING:
 class PyTorch(Framework):
     name = "pytorch"
     roles = ("worker",)
-    env_names = ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
-                 "GROUP_RANK", "NODE_RANK", "ROLE_RANK", "ROLE_WORLD_SIZE")
+    env_names = (
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "RANK",
+        "WORLD_SIZE",
+        "LOCAL_RANK",
+        "LOCAL_WORLD_SIZE",
+        "GROUP_RANK",
+        "NODE_RANK",
+        "ROLE_RANK",
+        "ROLE_WORLD_SIZE",
+    )
     # Released: MASTER_PORT (or torchrun's c10d store) is rank 0's reserved port, bound by the command.
     releases_port_before_command = True
 
@@ -48,16 +59,27 @@ class PyTorch(Framework):
         """
         workers = list(view["worker"])
         master_addr, master_port = workers[0].rsplit(":", 1)
-        env = {"MASTER_ADDR": master_addr, "MASTER_PORT": master_port,
-               "GROUP_RANK": str(index), "NODE_RANK": str(index)}
+        env = {
+            "MASTER_ADDR": master_addr,
+            "MASTER_PORT": master_port,
+            "GROUP_RANK": str(index),
+            "NODE_RANK": str(index),
+        }
         if nproc == 1:
             n = str(len(workers))
-            env.update({"RANK": str(index), "WORLD_SIZE": n, "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1",
-                        "ROLE_RANK": str(index), "ROLE_WORLD_SIZE": n})
+            env.update(
+                {
+                    "RANK": str(index),
+                    "WORLD_SIZE": n,
+                    "LOCAL_RANK": "0",
+                    "LOCAL_WORLD_SIZE": "1",
+                    "ROLE_RANK": str(index),
+                    "ROLE_WORLD_SIZE": n,
+                }
+            )
         return env
 
-    def wrap_command(self, command: Sequence[str], index: int, view: ClusterView, nproc: int,
-                     run_id: str) -> list[str]:
+    def wrap_command(self, command: Sequence[str], index: int, view: ClusterView, nproc: int, run_id: str) -> list[str]:
         """The user's command, wrapped in ``torch.distributed.run`` when a container runs several processes.
 
         The c10d rendezvous lives on the rank-0 container's reserved port.
@@ -65,9 +87,17 @@ class PyTorch(Framework):
         if nproc == 1:
             return list(command)
         workers = list(view["worker"])
-        launcher = ["python", "-m", "torch.distributed.run", f"--nnodes={len(workers)}",
-                    f"--nproc-per-node={nproc}", f"--node-rank={index}", "--rdzv-backend=c10d",
-                    f"--rdzv-endpoint={workers[0]}", f"--rdzv-id={run_id}"]
+        launcher = [
+            "python",
+            "-m",
+            "torch.distributed.run",
+            f"--nnodes={len(workers)}",
+            f"--nproc-per-node={nproc}",
+            f"--node-rank={index}",
+            "--rdzv-backend=c10d",
+            f"--rdzv-endpoint={workers[0]}",
+            f"--rdzv-id={run_id}",
+        ]
         if os.path.basename(command[0]).startswith("python"):
             return [*launcher, *command[1:]]  # torchrun takes `script args` or `-m module args`
         return [*launcher, "--no-python", *command]

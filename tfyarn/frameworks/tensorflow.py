@@ -5,6 +5,7 @@ training loop, ps and workers only serve (a standard TF server is their
 default command), and the chief's exit decides the job. Without ps every
 task runs the user's command and every chief/worker must succeed.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,13 +43,16 @@ class TensorFlow(Framework):
             one_process_per_container(name, role)
         for name in ("chief", "evaluator"):
             if job.count(name) > 1:
-                raise SpecError(f"roles.{name}.instances: a tensorflow job has at most one {name}, "
-                                f"got {job.count(name)}")
+                raise SpecError(
+                    f"roles.{name}.instances: a tensorflow job has at most one {name}, got {job.count(name)}"
+                )
         if job.count("chief") + job.count("worker") < 1:
             raise SpecError("roles.worker.instances: a tensorflow job needs a chief or at least one worker")
         if job.count("ps") and not job.count("chief"):
-            raise SpecError("roles.chief.instances: a ParameterServerStrategy job (ps > 0) needs a chief "
-                            "to run the training loop; add --chief")
+            raise SpecError(
+                "roles.chief.instances: a ParameterServerStrategy job (ps > 0) needs a chief "
+                "to run the training loop; add --chief"
+            )
 
     def default_command(self, job: JobSpec, role: str) -> tuple[str, ...]:
         return SERVER_COMMAND if self.ps_mode(job) and role in SERVER_ROLES else ()

@@ -7,6 +7,7 @@
 The names below load their module on first use, so parsing a URI (spec
 validation, --dry-run) never imports pyarrow.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -30,11 +31,21 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from tfyarn.storage.uri import StorageUri, parse_uri
 
 _WHERE = {
-    "StorageUri": "uri", "parse_uri": "uri",
-    "Location": "fs", "locate": "fs",
-    "CopyReport": "transfer", "copy_tree": "transfer", "list_files": "transfer", "mirror": "transfer",
-    "publish": "transfer", "put_file": "transfer", "shard": "transfer", "FileEntry": "transfer",
-    "MANIFEST": "transfer", "modification_times": "transfer", "open_new_local": "transfer",
+    "StorageUri": "uri",
+    "parse_uri": "uri",
+    "Location": "fs",
+    "locate": "fs",
+    "CopyReport": "transfer",
+    "copy_tree": "transfer",
+    "list_files": "transfer",
+    "mirror": "transfer",
+    "publish": "transfer",
+    "put_file": "transfer",
+    "shard": "transfer",
+    "FileEntry": "transfer",
+    "MANIFEST": "transfer",
+    "modification_times": "transfer",
+    "open_new_local": "transfer",
 }
 __all__ = sorted(_WHERE)
 

@@ -4,6 +4,7 @@ HDFS goes through pyarrow's HadoopFileSystem when libhdfs is installed (most
 Hadoop nodes), else through hdfs-native (Rust, no JVM) behind pyarrow's
 fsspec handler. Both read the cluster from HADOOP_CONF_DIR.
 """
+
 from __future__ import annotations
 
 import os

@@ -5,6 +5,7 @@ hdfs-native's client: the one behind the fsspec handler when that is what
 tfyarn uses, else one made for the same namenode (libhdfs cannot chmod
 through pyarrow). A local URI uses os.chmod.
 """
+
 from __future__ import annotations
 
 import os
@@ -46,8 +47,9 @@ def _named(path: str) -> Iterator[None]:
         yield
     except (OSError, RuntimeError) as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]  # the namenode's message, not its Java stack
-        raise StorageError(f"cannot make {path} private to you ({first}); check that you own it "
-                           "(hdfs dfs -ls) or remove it") from None
+        raise StorageError(
+            f"cannot make {path} private to you ({first}); check that you own it (hdfs dfs -ls) or remove it"
+        ) from None
 
 
 def set_mode(loc: Location, mode: int) -> None:

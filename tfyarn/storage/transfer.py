@@ -8,6 +8,7 @@
   and a destination that appeared meanwhile (another job's) is never touched.
 - ``shard`` gives worker i of n a disjoint slice of the sorted file list.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -63,13 +64,16 @@ def list_files(src: Location) -> list[FileEntry]:
         return [FileEntry(posixpath.basename(src.path), info.size)]
     infos = src.fs.get_file_info(pafs.FileSelector(src.path, recursive=True))
     root = src.path.rstrip("/") + "/"
-    files = [FileEntry(_rel(i.path, root, src.path), i.size)
-             for i in infos if i.type == pafs.FileType.File and _is_content(i.path)]
+    files = [
+        FileEntry(_rel(i.path, root, src.path), i.size)
+        for i in infos
+        if i.type == pafs.FileType.File and _is_content(i.path)
+    ]
     return sorted(files, key=lambda f: f.rel)
 
 
 def _rel(path: str, root: str, src_path: str) -> str:
-    return path[len(root):] if path.startswith(root) else posixpath.relpath(path, src_path)
+    return path[len(root) :] if path.startswith(root) else posixpath.relpath(path, src_path)
 
 
 def modification_times(src: Location) -> dict[str, int]:
@@ -83,11 +87,17 @@ def modification_times(src: Location) -> dict[str, int]:
     inner = getattr(getattr(src.fs, "handler", None), "fs", None)
     if inner is None:
         infos = [src.info()] if single else src.fs.get_file_info(pafs.FileSelector(src.path, recursive=True))
-        return {posixpath.basename(i.path) if single else _rel(i.path, root, src.path): i.mtime_ns
-                for i in infos if i.type == pafs.FileType.File and i.mtime_ns is not None}
+        return {
+            posixpath.basename(i.path) if single else _rel(i.path, root, src.path): i.mtime_ns
+            for i in infos
+            if i.type == pafs.FileType.File and i.mtime_ns is not None
+        }
     found = {src.path: inner.info(src.path)} if single else inner.find(src.path, detail=True)
-    return {posixpath.basename(p) if single else _rel(p, root, src.path): _fsspec_mtime_ns(d)
-            for p, d in found.items() if d.get("type") == "file"}
+    return {
+        posixpath.basename(p) if single else _rel(p, root, src.path): _fsspec_mtime_ns(d)
+        for p, d in found.items()
+        if d.get("type") == "file"
+    }
 
 
 def _fsspec_mtime_ns(detail: dict[str, Any]) -> int:
@@ -127,9 +137,17 @@ def _open_part(fs: pafs.FileSystem, path: str) -> Any:
     return fs.open_output_stream(path, compression=None)
 
 
-def _land(src_fs: pafs.FileSystem, src_path: str, dst_fs: pafs.FileSystem, target: str, *,
-          expect: int | None = None, limit: int | None = None, tick: Callable[[int], None] | None = None,
-          digest: Any = None) -> int:
+def _land(
+    src_fs: pafs.FileSystem,
+    src_path: str,
+    dst_fs: pafs.FileSystem,
+    target: str,
+    *,
+    expect: int | None = None,
+    limit: int | None = None,
+    tick: Callable[[int], None] | None = None,
+    digest: Any = None,
+) -> int:
     """Copy one file to ``target`` through ``target.tfyarn-part``, renamed into place only once written.
 
     ``expect``: the size the copy must have (else StorageError, part removed);
@@ -165,10 +183,16 @@ def _replace_file(fs: pafs.FileSystem, part: str, target: str) -> None:
         fs.move(part, target)
 
 
-def copy_tree(src: Location, dst: Location, files: list[FileEntry] | None = None, threads: int = 10,
-              retries: int = 3, progress: Progress | None = None,
-              keep: Callable[[FileEntry], bool] | None = None,
-              digests: dict[str, str] | None = None) -> CopyReport:
+def copy_tree(
+    src: Location,
+    dst: Location,
+    files: list[FileEntry] | None = None,
+    threads: int = 10,
+    retries: int = 3,
+    progress: Progress | None = None,
+    keep: Callable[[FileEntry], bool] | None = None,
+    digests: dict[str, str] | None = None,
+) -> CopyReport:
     """Copy ``files`` (default: all) of ``src`` into the directory ``dst``.
 
     ``keep(f)`` says whether ``dst`` already holds ``f`` complete (default: a
@@ -209,8 +233,15 @@ def copy_tree(src: Location, dst: Location, files: list[FileEntry] | None = None
 
             digest = hashlib.sha256() if digests is not None else None
             try:
-                _land(src.fs, _src_path(src, f, single), dst.fs, posixpath.join(dst.path, f.rel), expect=f.size,
-                      tick=tick, digest=digest)
+                _land(
+                    src.fs,
+                    _src_path(src, f, single),
+                    dst.fs,
+                    posixpath.join(dst.path, f.rel),
+                    expect=f.size,
+                    tick=tick,
+                    digest=digest,
+                )
                 with lock:
                     report.files += 1
                     report.bytes += f.size
@@ -225,14 +256,16 @@ def copy_tree(src: Location, dst: Location, files: list[FileEntry] | None = None
                     return
                 with lock:
                     report.retries += 1
-                time.sleep(0.5 * 2 ** attempt)
+                time.sleep(0.5 * 2**attempt)
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
         list(pool.map(one, files))
     report.seconds = time.monotonic() - t0
     if report.failures:
-        raise StorageError(f"{len(report.failures)} file(s) failed to copy from {src.uri} after {retries} "
-                           f"retries; first: {report.failures[0]}")
+        raise StorageError(
+            f"{len(report.failures)} file(s) failed to copy from {src.uri} after {retries} "
+            f"retries; first: {report.failures[0]}"
+        )
     return report
 
 
@@ -242,12 +275,20 @@ def _sibling(dest: Location, name: str) -> Location:
 
 
 def _appeared(dest: Location) -> StorageError:
-    return StorageError(f"{dest.uri} appeared while this job was uploading to it (another job's output?); it was "
-                        "left as it is: choose a new output path, or pass --overwrite to replace it")
+    return StorageError(
+        f"{dest.uri} appeared while this job was uploading to it (another job's output?); it was "
+        "left as it is: choose a new output path, or pass --overwrite to replace it"
+    )
 
 
-def publish(src: Location, dest: Location, run_id: str, overwrite: bool = False, threads: int = 10,
-            progress: Progress | None = None) -> CopyReport:
+def publish(
+    src: Location,
+    dest: Location,
+    run_id: str,
+    overwrite: bool = False,
+    threads: int = 10,
+    progress: Progress | None = None,
+) -> CopyReport:
     """Upload ``src`` to ``dest`` atomically: into a hidden sibling, then one rename.
 
     Without ``overwrite`` a destination that exists, at the start or when the

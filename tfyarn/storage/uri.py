@@ -1,4 +1,5 @@
 """Storage URIs: ``hdfs:///data``, ``hdfs://nn:8020/data``, ``viewfs://cluster/data``, ``file:///x``, ``./x``."""
+
 from __future__ import annotations
 
 import os
@@ -50,16 +51,16 @@ def parse_uri(text: str, what: str = "path") -> StorageUri:
         raise SpecError(f"{what}: empty path")
     if "://" not in text:
         if ":" in text.split("/")[0]:
-            raise SpecError(f"{what}: {text!r} is not a URI; write hdfs:///path, viewfs://cluster/path "
-                            "or a local path")
+            raise SpecError(f"{what}: {text!r} is not a URI; write hdfs:///path, viewfs://cluster/path or a local path")
         return StorageUri("file", "", os.path.abspath(os.path.expanduser(text)))
     try:
         u = urlparse(text)
     except ValueError:  # e.g. an unclosed [ of an IPv6 host
         raise SpecError(f"{what}: {text!r} has a malformed host; write SCHEME://HOST[:PORT]/path") from None
     if u.scheme not in SCHEMES:
-        raise SpecError(f"{what}: {text!r} has scheme {u.scheme!r}; tfyarn reads and writes "
-                        f"{', '.join(s + '://' for s in SCHEMES)}")
+        raise SpecError(
+            f"{what}: {text!r} has scheme {u.scheme!r}; tfyarn reads and writes {', '.join(s + '://' for s in SCHEMES)}"
+        )
     if not u.path.startswith("/"):
         raise SpecError(f"{what}: {text!r} needs an absolute path, e.g. {u.scheme}:///data/train")
     if u.scheme == "file" and u.netloc:
