@@ -9,13 +9,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.waiting import wait_until
 from tfyarn.cluster import LocalCluster
 
 TFYARN = [sys.executable, "-m", "tfyarn"]
@@ -50,14 +50,7 @@ def status_json(app_id: str) -> dict[str, Any]:
 
 def wait_for(what: str, check: Callable[[], Any], timeout_s: float = 180, every_s: float = 1) -> Any:
     """Poll ``check`` until it returns something true; fail naming ``what`` and its last answer."""
-    deadline = time.monotonic() + timeout_s
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(every_s)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
+    return wait_until(check, timeout_s, every_s, what)
 
 
 def hadoop(cluster: LocalCluster, cmd: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

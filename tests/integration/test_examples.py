@@ -5,12 +5,11 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from
+from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, wait_for
 
 RUNS = {"ps": "tensorflow/ps_strategy", "mwms": "tensorflow/multi_worker_mirrored", "ddp": "pytorch/ddp"}
 SMALL = {"ps": ["--epochs", "3", "--steps-per-epoch", "20"], "mwms": ["--epochs", "3"], "ddp": ["--epochs", "4"]}
@@ -18,13 +17,11 @@ SMALL = {"ps": ["--epochs", "3", "--steps-per-epoch", "20"], "mwms": ["--epochs"
 
 def results(app_id: str, expected: int, timeout_s: float = 60) -> list[dict]:
     """The TFYARN_RESULT lines of a finished job, once YARN has aggregated its logs."""
-    deadline = time.monotonic() + timeout_s
-    while True:
+    def found() -> list[dict]:
         out = subprocess.run([*TFYARN, "logs", app_id], capture_output=True, text=True).stdout
-        found = [json.loads(l.split(" ", 1)[1]) for l in out.splitlines() if l.startswith("TFYARN_RESULT ")]
-        if len(found) >= expected or time.monotonic() > deadline:
-            return found
-        time.sleep(2)
+        lines = [json.loads(line.split(" ", 1)[1]) for line in out.splitlines() if line.startswith("TFYARN_RESULT ")]
+        return lines if len(lines) >= expected else []
+    return wait_for(f"{expected} result line(s) in the job's logs", found, timeout_s, every_s=2)
 
 
 @pytest.fixture(scope="module")

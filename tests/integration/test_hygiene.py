@@ -5,9 +5,8 @@ import json
 import os
 import subprocess
 import sys
-import time
 
-from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, hadoop
+from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, hadoop, wait_for
 from tests.integration.procs import job_processes, wait_none_left
 
 
@@ -26,9 +25,8 @@ def test_ps_job_leaves_nothing_after_success(cluster, yarn_apps):
     yarn_apps.append(app)
     assert res.returncode == 0, res.stdout + res.stderr
     assert wait_none_left(app) == []
-    deadline = time.monotonic() + 30
-    while not (doc := status(app))["tasks"] and time.monotonic() < deadline:
-        time.sleep(2)  # per-task detail of a finished job comes from the AM's aggregated log
+    # per-task detail of a finished job comes from the AM's aggregated log, seconds after its end
+    doc = wait_for("the finished job's tasks", lambda: (d := status(app))["tasks"] and d, timeout_s=30, every_s=2)
     tasks = {t["name"]: t["state"] for t in doc["tasks"]}
     assert tasks == {"chief:0": "SUCCEEDED", "worker:0": "KILLED", "ps:0": "KILLED"}
 
@@ -41,14 +39,8 @@ def test_kill_stops_every_process_of_a_training_job(cluster, yarn_apps):
     first = proc.stdout.readline()
     app = app_id_from(first)
     yarn_apps.append(app)
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        chief_log = subprocess.run([*TFYARN, "logs", app, "--task", "chief:0"], capture_output=True, text=True)
-        if "epoch 0" in chief_log.stdout:
-            break
-        time.sleep(2)
-    else:
-        raise AssertionError(f"training never started:\n{chief_log.stdout}\n{chief_log.stderr}")
+    wait_for("training to start (epoch 0 in the chief's log)", lambda: "epoch 0" in subprocess.run(
+        [*TFYARN, "logs", app, "--task", "chief:0"], capture_output=True, text=True).stdout, timeout_s=180, every_s=2)
     live = status(app)
     assert {t["name"]: t["state"] for t in live["tasks"]} == {
         "chief:0": "RUNNING", "worker:0": "RUNNING", "worker:1": "RUNNING", "ps:0": "RUNNING"}

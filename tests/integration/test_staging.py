@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, hadoop
+from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, hadoop, status_json, wait_for
+from tests.integration.procs import wait_none_left
 
 BASE = f"/user/{os.environ.get('USER', 'root')}/it-staging-{uuid.uuid4().hex[:8]}"
 
@@ -56,12 +57,12 @@ def run_example(example: str, flags: str, *args: str) -> tuple[int, str, str]:
 
 
 def fetch(app: str, dest: Path) -> subprocess.CompletedProcess[str]:
-    deadline = time.monotonic() + 60
-    while True:  # the job's outputs are read from its aggregated AM log, seconds after the end
+    """`tfyarn fetch`, retried while the job's outputs are not known yet (they are read from its
+    aggregated AM log, seconds after the end); its first other answer."""
+    def attempt() -> subprocess.CompletedProcess[str] | None:
         res = subprocess.run([*TFYARN, "fetch", app, str(dest)], capture_output=True, text=True)
-        if res.returncode == 0 or "not known yet" not in res.stderr or time.monotonic() > deadline:
-            return res
-        time.sleep(2)
+        return res if res.returncode == 0 or "not known yet" not in res.stderr else None
+    return wait_for("the job's outputs to be known", attempt, timeout_s=60, every_s=2)
 
 
 EVAL_TF = """
@@ -147,12 +148,10 @@ def test_killed_during_upload_leaves_nothing_at_the_destination(cluster, yarn_ap
              "for i in range(400):\n    open(f'out/f{i:04d}', 'wb').write(os.urandom(1 << 20))\n")
     app = submit_writer(yarn_apps, dest, write, "--upload-threads", "1")
     parent = os.path.dirname(dest)
-    deadline = time.monotonic() + 180
-    while "_tfyarn_tmp_" not in hadoop(cluster, "hdfs", "dfs", "-ls", parent).stdout:
-        assert time.monotonic() < deadline, "the upload never started"
-        time.sleep(0.5)
+    wait_for("the upload to start", lambda: "_tfyarn_tmp_" in hadoop(cluster, "hdfs", "dfs", "-ls", parent).stdout,
+             timeout_s=180, every_s=0.5)
     assert subprocess.run([*TFYARN, "kill", app], capture_output=True, text=True).returncode == 0
-    time.sleep(5)
+    assert wait_none_left(app) == []  # no process of the job is left that could still publish
     assert not hdfs_exists(cluster, dest)
 
 
@@ -189,19 +188,18 @@ def test_snapshots_while_running_by_timer_and_by_tfyarn_save(cluster, yarn_apps)
     write = ("import os, time\nos.makedirs('out', exist_ok=True)\n"
              "for i in range(25):\n    open(f'out/step-{i:03d}', 'w').write(str(i))\n    time.sleep(1)\n")
     app = submit_writer(yarn_apps, dest, write, "--save-every", "5")
-    time.sleep(8)
+    # Mid-run for sure once the timer's first snapshot (5 s into the 25 s command) is there.
+    wait_for("the timer's first snapshot", lambda: f"{dest}.snapshots/" in hadoop(
+        cluster, "hdfs", "dfs", "-ls", f"{dest}.snapshots").stdout, timeout_s=180, every_s=1)
     save = subprocess.run([*TFYARN, "save", app], capture_output=True, text=True, timeout=120)
     assert save.returncode == 0, save.stdout + save.stderr
     uri = save.stdout.strip().splitlines()[-1].removeprefix("Snapshot: ")
     assert uri.startswith(f"hdfs://{dest}.snapshots/")
     listing = hadoop(cluster, "hdfs", "dfs", "-ls", uri.removeprefix("hdfs://")).stdout
     assert "step-000" in listing and "step-024" not in listing  # taken mid-run
-    done = subprocess.run([*TFYARN, "status", "--json", app], capture_output=True, text=True)
-    deadline = time.monotonic() + 120
-    while json.loads(done.stdout)["state"] not in ("SUCCEEDED", "FAILED", "KILLED") and time.monotonic() < deadline:
-        time.sleep(2)
-        done = subprocess.run([*TFYARN, "status", "--json", app], capture_output=True, text=True)
-    assert json.loads(done.stdout)["state"] == "SUCCEEDED"
+    done = wait_for("the job to end", lambda: (d := status_json(app))["state"] in ("SUCCEEDED", "FAILED", "KILLED")
+                    and d, timeout_s=120, every_s=2)
+    assert done["state"] == "SUCCEEDED"
     snaps = hadoop(cluster, "hdfs", "dfs", "-ls", f"{dest}.snapshots").stdout
     assert snaps.count(f"{dest}.snapshots/") >= 3  # the timer's and ours
     assert "step-024" in hadoop(cluster, "hdfs", "dfs", "-ls", dest).stdout  # the final publish is complete

@@ -9,11 +9,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_until
 from tfyarn.cluster import daemons
 from tfyarn.cluster.layout import ClusterLayout
 from tfyarn.cluster.local import LocalCluster
@@ -55,10 +55,7 @@ class Procs:
         kw = {"process_group": group} if group is not None else {"start_new_session": True}
         proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **(env or {})}, **kw)
         self.procs.append(proc)
-        deadline = time.monotonic() + 10
-        while not all(r.exists() for r in ready):
-            assert time.monotonic() < deadline, f"dummy {argv[:3]} did not start"
-            time.sleep(0.02)
+        wait_until(lambda: all(r.exists() for r in ready), timeout_s=10, what=f"dummy {argv[:3]} to start")
         return proc
 
     def cleanup(self) -> None:
@@ -145,10 +142,7 @@ def test_down_stops_a_container_process_s_descendants_that_left_its_dir_and_envi
     parent, child_ready = procs.container_with_child(cwd, env)
     down(layout)
     assert gone(parent)
-    deadline = time.monotonic() + 5
-    while not pid_gone(child_ready) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert pid_gone(child_ready)
+    wait_until(lambda: pid_gone(child_ready), timeout_s=5, every_s=0.05, what="the env-less child to be stopped")
 
 
 def test_down_spares_an_innocent_process_in_a_stray_s_process_group(tmp_path, procs):
