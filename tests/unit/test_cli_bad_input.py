@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from tfyarn.cli.main import cli
-from tfyarn.cli.submit_cmd import build_spec
+from tfyarn.cli.jobfile import build_spec
 from tfyarn.errors import SpecError
 
 # No cluster: a spec that got through by mistake would fail with exit 3, never reach a real cluster.
@@ -275,7 +275,7 @@ def test_unreadable_conf_is_one_line(tmp_path, monkeypatch):
     """As root every file is readable, so the refusal is simulated where the file is read."""
     from pathlib import Path
 
-    from tfyarn.cli.submit_cmd import load_conf
+    from tfyarn.cli.jobfile import load_conf
 
     conf = tmp_path / "job.yaml"
     conf.write_text("name: j\n")

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, event, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from tfyarn.cli.main import cli  # noqa: E402
-from tfyarn.cli.submit_cmd import FLAG_KEYS  # noqa: E402
+from tfyarn.cli.jobfile import FLAG_KEYS  # noqa: E402
 
 OUTCOMES: dict[int, int] = {}  # exit code -> examples, over this module's fuzz tests
 NO_CLUSTER = {"HADOOP_CONF_DIR": "/nonexistent", "TFYARN_CLUSTER_DIR": "/nonexistent"}

@@ -6,7 +6,8 @@ import sys
 import pytest
 
 from tfyarn.cli.params import default_help, memory_text, spec_default
-from tfyarn.cli.submit_cmd import _PARAM_KEYS, submit
+from tfyarn.cli.jobfile import _PARAM_KEYS
+from tfyarn.cli.submit_cmd import submit
 from tfyarn.spec import JobSpec, RoleSpec, parse_memory
 
 JOB = JobSpec(name="x", command=("x",))

@@ -54,3 +54,14 @@ def test_the_parser_sees_the_entries():
     assert {"tfyarn/", "tfyarn/frameworks/", "appmaster/am/", "appmaster/executor/", "tests/"} <= set(entries)
     assert "wire.py" in PATH.findall(entries["tfyarn/"])
     assert "tensorflow/ps_strategy" in PATH.findall(entries["examples/"])  # a nested path, no extension
+
+
+def test_modules_stay_small():
+    """One job per module: none of tfyarn/ or appmaster/ grows past 500 lines."""
+    big = {
+        str(p.relative_to(ROOT)): n
+        for top in ("tfyarn", "appmaster")
+        for p in (ROOT / top).rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 500
+    }
+    assert not big, big
