@@ -33,7 +33,7 @@ from tfyarn.admission import (
     parse_queues,
 )
 from tfyarn.errors import TfyarnError, UnreachableError
-from tfyarn.plan import TAG, TENSORBOARD_AM_MEMORY_MB, PlanContext, plan
+from tfyarn.plan import TAG, PlanContext, plan
 from tfyarn.rest import FetchError, fetch, fetch_json, get
 from tfyarn.spec import JobSpec
 from tfyarn.status import JobReport, job_state, trim_diagnostics
@@ -158,7 +158,7 @@ class Client:
         RM, an unknown format) is reported through ``progress`` as a warning:
         the job goes on unchecked, but never silently.
         """
-        am_mb = spec.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if spec.tensorboard else 0)
+        am_mb = spec.am_container_mb
         checks: list[tuple[str, str, Callable[[bytes], None]]] = [
             (
                 "/ws/v1/cluster/scheduler",

@@ -33,7 +33,6 @@ AM_JAVA_OPTIONS = (
     "-XX:+IgnoreUnrecognizedVMOptions --add-opens=java.base/java.util=ALL-UNNAMED "
     "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 )
-TENSORBOARD_AM_MEMORY_MB = 512  # added to the AM container when it also runs TensorBoard
 
 
 @dataclass(frozen=True)
@@ -107,9 +106,7 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
         if role.instances
     }
     master = skein.Master(
-        resources=skein.Resources(
-            memory=spec.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if spec.tensorboard else 0), vcores=1
-        ),
+        resources=skein.Resources(memory=spec.am_container_mb, vcores=1),
         script=_script(ctx, "appmaster.am"),
         files=env_files,
         env={**common_env, **job_env, "JAVA_TOOL_OPTIONS": AM_JAVA_OPTIONS},

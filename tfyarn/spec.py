@@ -64,6 +64,9 @@ def _sub(cls: Any, data: Any, where: str) -> Any:
         raise SpecError(f"{where}: missing key(s) {', '.join(missing)}") from None
 
 
+TENSORBOARD_AM_MEMORY_MB = 512  # added to the AM container when it also runs TensorBoard
+
+
 @dataclass(frozen=True)
 class RoleSpec:
     """One kind of task (``worker``, ``ps`` ...) and the containers it runs in."""
@@ -305,6 +308,11 @@ class JobSpec:
                 if user != "*" and not (isinstance(user, str) and _USER_RE.fullmatch(user)):
                     raise SpecError(f"{key}: {show(user)} is not a user name (or *)")
         return self
+
+    @property
+    def am_container_mb(self) -> int:
+        """The AM container's memory: its own, plus TensorBoard's when the AM runs it."""
+        return self.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if self.tensorboard else 0)
 
     @property
     def num_tasks(self) -> int:

@@ -252,10 +252,6 @@ class Job:
             outputs=tuple(wire.OutputStatus(o.src, o.dest, self.spec.output_task(o)) for o in self.spec.outputs),
         )
 
-    def doc(self, state: str, diagnostics: str = "") -> dict[str, Any]:
-        """``status`` as its JSON object (for callers that serialize it themselves)."""
-        return self.status(state, diagnostics).to_dict()
-
 
 def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str, str]:
     table, spec = job.table, job.spec

@@ -9,7 +9,6 @@ relative, so the page works behind the ResourceManager's proxy at
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from html import escape
 from typing import Any
 
@@ -72,10 +71,8 @@ def timeline_rows(doc: StatusDoc) -> list[tuple[float, str, str]]:
     return sorted(rows, key=lambda r: (r[0], order.get(r[1], 99)))
 
 
-def render(doc: StatusDoc | Mapping[str, Any]) -> str:
-    """The page for ``doc``; a document still in its JSON form is parsed (and checked) first."""
-    if not isinstance(doc, StatusDoc):
-        doc = StatusDoc.from_dict(dict(doc))
+def render(doc: StatusDoc) -> str:
+    """The page for ``doc``."""
     state = doc.state
     origin = doc.timeline.get("submitted")
     head = f'<meta charset="utf-8"><title>{escape(doc.name)} · tfyarn</title><style>{_CSS}</style>'

@@ -192,7 +192,7 @@ def test_the_ams_document_holds_public_fields_only(monkeypatch):
     assert status.tasks[0].history == ("container_1 on h: FAILED (exit code 137)",)
     t.history.append("later")  # the AM goes on updating its table: the document it published does not change
     assert len(status.tasks[0].history) == 1
-    assert job.doc("RUNNING")["tasks"][0]["state"] == "RESTARTING"  # doc(): the same document, as JSON values
+    assert job.status("RUNNING").to_dict()["tasks"][0]["state"] == "RESTARTING"  # as JSON values
 
 
 def test_the_ams_outlets_carry_one_serialization(monkeypatch, capfd):

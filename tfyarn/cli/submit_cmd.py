@@ -19,7 +19,7 @@ from tfyarn.errors import JobFailed, SpecError
 from tfyarn.frameworks import KNOWN_ROLES as ROLES
 from tfyarn.frameworks import NAMES as FRAMEWORKS
 from tfyarn.nodegpus import GPU
-from tfyarn.spec import INPUT_MODES, RESTART_POLICIES
+from tfyarn.spec import INPUT_MODES, RESTART_POLICIES, TENSORBOARD_AM_MEMORY_MB
 from tfyarn.wire import StatusDoc
 
 
@@ -242,7 +242,7 @@ def _role_options(f: Any) -> Any:
     is_flag=True,
     default=None,
     help="Run TensorBoard for the job, linked from its status page: tasks write summaries to "
-    "$TFYARN_TENSORBOARD_DIR, mirrored to HDFS every few seconds (AM gets 512 MiB more).",
+    f"$TFYARN_TENSORBOARD_DIR, mirrored to HDFS every few seconds (AM gets {TENSORBOARD_AM_MEMORY_MB} MiB more).",
 )
 @click.option("--tag", "tag", multiple=True, help="YARN application tag (repeatable).")
 @click.option(
