@@ -19,12 +19,12 @@ from typing import Any
 
 import skein
 
-from appmaster.am import gpus
+from appmaster.am import fit, gpus
 from appmaster.am.tasks import RESTART, RESTART_ALL, Task, TaskTable
 from appmaster.am.tensorboard import TensorBoard
 from appmaster.am.web import StatusServer
 from tfyarn import logfmt, nodegpus, protocol, taskenv, wire
-from tfyarn.spec import JobSpec
+from tfyarn.spec import JobSpec, RoleSpec
 from tfyarn.status import TaskState
 
 log = logging.getLogger(logfmt.AM_LOGGER)
@@ -170,21 +170,17 @@ def handle_failures(app: skein.ApplicationClient, job: Job, pool: gpus.DevicePoo
             return
 
 
-def free_resources(rm_web: str) -> str:
-    """What the cluster's running nodes have free, in words, for a timeout's message."""
+def free_resources(rm_web: str, table: TaskTable) -> str:
+    """What the cluster's running nodes have free, per node, and whether the unallocated tasks fit."""
     from tfyarn.rmnodes import fetch_nodes
 
     nodes = fetch_nodes(rm_web) if rm_web else None
-    if not nodes:
-        return ""
-    mem = sum(n.free_memory_mb for n in nodes)
-    cores = sum(n.free_vcores for n in nodes)
-    free_gpus = sum(n.free_gpus for n in nodes)
-    total_gpus = sum(n.gpus for n in nodes)
-    return (
-        f"the cluster's {len(nodes)} node(s) have {mem} MiB, {cores} vcore(s) and "
-        f"{free_gpus} of {total_gpus} GPU(s) free"
-    )
+    missing: dict[str, tuple[int, RoleSpec]] = {}
+    for t in table.tasks:
+        if t.state in (TaskState.WAITING, TaskState.REQUESTED) and t.role in table.roles:
+            count, spec = missing.get(t.role, (0, table.roles[t.role]))
+            missing[t.role] = (count + 1, spec)
+    return fit.explain(nodes or [], missing)
 
 
 def log_urls(task: Task, user: str) -> dict[str, str]:
@@ -278,7 +274,7 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
                 now,
                 spec.allocation_timeout_s,
                 spec.registration_timeout_s,
-                free_resources(os.environ.get(protocol.ENV_RM_WEB, "")),
+                free_resources(os.environ.get(protocol.ENV_RM_WEB, ""), table),
             )
             outcome = ("FAILED", why or "gang timeout")
             break

@@ -12,6 +12,7 @@ import pytest
 
 from tests.integration.conftest import EXAMPLES, app_id_from, hadoop, status_json, tfyarn, wait_for
 from tests.integration.procs import container_pids, job_processes, kill_9, wait_none_left
+from tfyarn import nodegpus
 from tfyarn.rest import fetch_json
 
 PS_EXAMPLE = str(EXAMPLES / "tensorflow/ps_strategy/submit.sh")
@@ -50,11 +51,7 @@ def kill_task(app: str, name: str, needle: str) -> str:
 
 def gpus_in_use(cluster) -> int:  # type: ignore[no-untyped-def]
     nodes = fetch_json(f"{cluster.layout.rm_web}/ws/v1/cluster/nodes")["nodes"]["node"]
-    used = 0
-    for n in nodes:
-        infos = (n.get("usedResource") or {}).get("resourceInformations", {}).get("resourceInformation", [])
-        used += sum(int(i.get("value", 0)) for i in infos if i["name"] == "yarn.io/gpu")
-    return used
+    return sum(nodegpus.resource_gpus(n.get("usedResource")) for n in nodes)
 
 
 def test_more_gpus_than_free_fails_after_the_allocation_timeout_and_holds_nothing(cluster, yarn_apps):
@@ -69,6 +66,8 @@ def test_more_gpus_than_free_fails_after_the_allocation_timeout_and_holds_nothin
     diag = status_json(app)["diagnostics"]
     assert "1 of 2 worker container(s) not allocated after 15 s (each asks 512 MiB, 1 vcore(s), 3 GPU(s))" in diag
     assert "1 of 4 GPU(s) free" in diag, diag  # the cluster's 4 stand-in GPUs, 3 held by the other worker
+    assert ("worker needs 1 x (512 MiB, 1 vcore(s), 3 GPU(s)) on single nodes and 0 fit: "
+            "the cluster has too little free") in diag, diag
     wait_for("the job's GPUs to be released", lambda: gpus_in_use(cluster) == 0, timeout_s=30)
     app_info = fetch_json(f"{cluster.layout.rm_web}/ws/v1/cluster/apps/{app}")["app"]
     assert app_info["runningContainers"] <= 0 and app_info["allocatedMB"] <= 0, app_info

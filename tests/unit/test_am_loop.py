@@ -20,7 +20,8 @@ from appmaster.executor import process
 from appmaster.executor.monitor import Timeline
 from tests.fakes import FakeApp, FakeStatusServer
 from tests.waiting import Background, wait_until
-from tfyarn import logfmt, nodegpus, protocol, wire
+from tfyarn import logfmt, nodegpus, protocol, rmnodes, wire
+from tfyarn.rmnodes import NodeCapacity
 from tfyarn.spec import JobSpec, RoleSpec
 from tfyarn.status import TaskState
 
@@ -398,14 +399,19 @@ def test_run_after_a_whole_job_restart_publishes_a_fresh_view_only_once_every_ta
 def test_containers_never_allocated_fail_the_job_naming_them_and_what_the_cluster_has_free(gang, monkeypatch):
     asked: list[str] = []
     monkeypatch.setenv(protocol.ENV_RM_WEB, "http://rm:8088")
-    monkeypatch.setattr(master, "free_resources", lambda rm: asked.append(rm) or "the cluster's 1 node(s) have 0 MiB")
+    free = [NodeCapacity("a:8041", 16384, 8, 4, "RUNNING", 8192, 4, 0), NodeCapacity("b:8041", 16384, 8, 4,
+                                                                                      "RUNNING", 2048, 4, 2)]
+    monkeypatch.setattr(rmnodes, "fetch_nodes", lambda rm: asked.append(rm) or free)
     g = gang(worker=RoleSpec("worker", 3, memory_mb=4096, gpus=1), fields={"allocation_timeout_s": 1})
     am = g.run()
     g.app.allocate("worker_0", NODES[0])
     status, diagnostics = am.result()
     assert status == "FAILED" and asked == ["http://rm:8088"]
     assert diagnostics == ("2 of 3 worker container(s) not allocated after 1 s (each asks 4096 MiB, 1 vcore(s), "
-                           "1 GPU(s)); the cluster's 1 node(s) have 0 MiB")
+                           "1 GPU(s)); the cluster's 2 node(s) have 10240 MiB, 8 vcore(s) and 2 of 8 GPU(s) free "
+                           "(per node: a:8041 8192 MiB, 4 vcore(s), 0 GPU(s); b:8041 2048 MiB, 4 vcore(s), 2 GPU(s)); "
+                           "worker needs 2 x (4096 MiB, 1 vcore(s), 1 GPU(s)) on single nodes and 0 fit: enough is "
+                           "free in total, but a container cannot span nodes")
     assert sorted(g.app.killed) == ["worker_0", "worker_1", "worker_2"]  # the requests are released too
 
 
