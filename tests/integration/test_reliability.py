@@ -41,10 +41,17 @@ def training(app: str, log_task: str, marker: str, timeout_s: float = 180) -> di
 
 def kill_task(app: str, name: str, needle: str) -> str:
     """SIGKILL ``name``'s user process (``needle`` in its command line) in its current container."""
+    seen: dict[str, object] = {}
+
     def found() -> str | None:
         cid = task(status_json(app), name)["yarn_container_id"]
-        return cid if cid and len(container_pids(cid, needle)) == 1 else None
-    cid = wait_for(f"{name}'s {needle} process", found, timeout_s=60)
+        pids = container_pids(cid, needle) if cid else []
+        seen.update(container=cid, pids=pids, every_process_of_it=job_processes(app))
+        return cid if cid and len(pids) == 1 else None
+    try:
+        cid = wait_for(f"{name}'s {needle} process", found, timeout_s=60)
+    except AssertionError as e:  # say what was there instead: none, or several
+        raise AssertionError(f"{e}; last seen: {seen}") from None
     kill_9(cid, needle)
     return cid
 
