@@ -132,7 +132,6 @@ class LocalCluster:
         ensure_jars(self.layout, progress)
         want = self.options.nodes or nodes.remembered_count(self.layout)
         nodes.remember_count(self.layout, want)
-        nodes.write_wrapper(self.layout)
         self._shrink(want, progress)
         was_running = {d.name for d in daemons.DAEMONS if daemons.running_pid(self.layout, d)}
         started: list[ClusterLayout] = []
@@ -188,6 +187,8 @@ class LocalCluster:
         problem = nodes.unshare_problem()
         if problem:
             progress(f"Note: node {node.node} shares this machine's /tmp ({problem}).")
+        if not problem:
+            nodes.write_wrapper(node)
         wrapper = () if problem else nodes.private_tmp_wrapper(node)
         pid = daemons.start(node, daemons.EXTRA_NODEMANAGER, wrapper)
         progress(f"Started node {node.node}'s nodemanager on {node.host} (pid {pid}).")
