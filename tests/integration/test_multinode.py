@@ -5,6 +5,7 @@ and shrinks it back to one at the end, so the other test files still see
 the single node they were written for.
 """
 import json
+import socket
 import urllib.request
 import uuid
 from pathlib import Path
@@ -14,6 +15,11 @@ import pytest
 from tests.integration.conftest import app_id_from, status_json, tfyarn, wait_for
 
 NODE2 = "127.0.0.2"
+
+
+def ip(name: str) -> str:
+    """Node 1 registers as ``localhost`` (127.0.0.1's name); node 2's address has no name."""
+    return socket.gethostbyname(name)
 
 
 def rm_nodes() -> list[dict]:
@@ -36,7 +42,7 @@ def two_nodes(cluster):
 
 
 def test_the_rm_lists_two_running_nodes_with_their_own_addresses_and_gpus(two_nodes):
-    running = {n["nodeHostName"]: n for n in rm_nodes() if n["state"] == "RUNNING"}
+    running = {ip(n["nodeHostName"]): n for n in rm_nodes() if n["state"] == "RUNNING"}
     assert set(running) == {"127.0.0.1", NODE2}
     assert running[NODE2]["id"] == f"{NODE2}:8041" and running[NODE2]["nodeHTTPAddress"] == f"{NODE2}:8042"
     assert [gpus_of(n) for n in running.values()] == [4, 4]
@@ -77,7 +83,7 @@ def test_a_two_worker_job_spreads_over_both_nodes_each_task_on_its_own_address(t
     try:
         assert res.returncode == 0, res.stdout + res.stderr
         tasks = status_json(app)["tasks"]
-        assert sorted(t["host"] for t in tasks) == ["127.0.0.1", NODE2]
+        assert sorted(ip(t["host"]) for t in tasks) == ["127.0.0.1", NODE2]
         for t in tasks:
             log = wait_for(f"{t['name']}'s output", lambda t=t: _task_output(app, t["name"]), timeout_s=60)
             tf_config = json.loads(log["TF_CONFIG"])
@@ -104,8 +110,8 @@ def test_up_with_fewer_nodes_stops_node_2_and_the_rm_drops_it(two_nodes):
     assert res.returncode == 0, res.stdout + res.stderr
     assert "Stopped node 2" in res.stderr
     node2 = wait_for("the RM to stop listing node 2 as RUNNING",
-                     lambda: [n for n in rm_nodes() if n["nodeHostName"] == NODE2 and n["state"] != "RUNNING"]
-                     or not any(n["nodeHostName"] == NODE2 for n in rm_nodes()), timeout_s=60)
+                     lambda: [n for n in rm_nodes() if ip(n["nodeHostName"]) == NODE2 and n["state"] != "RUNNING"]
+                     or not any(ip(n["nodeHostName"]) == NODE2 for n in rm_nodes()), timeout_s=60)
     if isinstance(node2, list):
         assert node2[0]["state"] in ("SHUTDOWN", "LOST", "DECOMMISSIONED")
     st = json.loads(tfyarn("cluster", "status", "--json").stdout)

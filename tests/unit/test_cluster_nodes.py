@@ -123,3 +123,11 @@ def test_status_lists_each_node_with_what_the_rm_says(tmp_path):
     assert "no word of it from the ResourceManager" in describe(states[2])
     line = describe(NodeState(2, "127.0.0.2", 42, True, "RUNNING", 1, 0, 1, 0, 0, 0, 0))
     assert "private /tmp" in line and "pid 42" in line
+
+
+def test_node_one_is_found_under_the_name_the_rm_gives_it():
+    from tfyarn.cluster.nodestatus import same_host
+    assert same_host("localhost", "127.0.0.1") and same_host("127.0.0.2", "127.0.0.2")
+    assert not same_host("localhost", "127.0.0.2") and not same_host("no-such-host.invalid", "127.0.0.1")
+    rm = [NodeCapacity("localhost:8041", 8192, 8, 4, "RUNNING")]
+    assert node_states(LAYOUT, 1, rm)[0].state == "RUNNING"

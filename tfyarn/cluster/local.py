@@ -15,7 +15,7 @@ from tfyarn.cluster.config import ClusterOptions, config_files
 from tfyarn.cluster.jars import ensure_jars
 from tfyarn.cluster.java import java_home
 from tfyarn.cluster.layout import ClusterLayout
-from tfyarn.cluster.nodestatus import NodeState, node_states
+from tfyarn.cluster.nodestatus import NodeState, node_states, same_host
 from tfyarn.cluster.scripts import write_scripts
 from tfyarn.errors import ClusterError
 from tfyarn.rest import fetch_json
@@ -78,7 +78,7 @@ class LocalCluster:
 
     def _running_hosts(self, want: set[str]) -> Callable[[], bool]:
         """A probe: whether every address in ``want`` is a RUNNING node of the RM."""
-        return lambda: want <= {n.host for n in self._nodes() or []}
+        return lambda: all(any(same_host(n.host, w) for n in self._nodes() or []) for w in want)
 
     def _wait(
         self,

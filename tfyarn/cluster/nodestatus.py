@@ -8,6 +8,7 @@ schedules by, not what tfyarn meant to configure.
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 
 from tfyarn.cluster import daemons
@@ -34,9 +35,19 @@ class NodeState:
     containers: int | None = None
 
 
+def same_host(name: str, address: str) -> bool:
+    """Whether the RM's name of a node (node 1 registers as ``localhost``: 127.0.0.1's name) is ``address``."""
+    if name == address:
+        return True
+    try:
+        return socket.gethostbyname(name) == address
+    except OSError:
+        return False
+
+
 def _rm_record(host: str, rm_nodes: list[NodeCapacity]) -> NodeCapacity | None:
     """The RM's record of the node at ``host``; a RUNNING one first if it has several."""
-    mine = [n for n in rm_nodes if n.host == host]
+    mine = [n for n in rm_nodes if same_host(n.host, host)]
     return next((n for n in mine if n.state == "RUNNING"), mine[0] if mine else None)
 
 
