@@ -90,13 +90,15 @@ def test_a_two_worker_job_spreads_over_both_nodes_each_task_on_its_own_address(t
             me = tf_config["cluster"][tf_config["task"]["type"]][tf_config["task"]["index"]]
             assert me.rpartition(":")[0] == t["host"] == log["NM_HOST"], (t, log)
             assert t["address"] == me
+        node1 = next(t["host"] for t in tasks if ip(t["host"]) == "127.0.0.1")  # NM_HOST as node 1 names it
         node2_tmp = two_nodes.layout.for_node(2).private_tmp
-        assert Path(f"/tmp/{tag}-127.0.0.1").exists()  # node 1 shares the machine's /tmp
+        assert Path(f"/tmp/{tag}-{node1}").read_text() == "x"  # node 1 shares the machine's /tmp
         assert not Path(f"/tmp/{tag}-{NODE2}").exists()  # node 2's task wrote into its own /tmp
         assert (node2_tmp / f"{tag}-{NODE2}").read_text() == "x"
+        assert not list(node2_tmp.glob(f"{tag}-*[!2]"))  # and did not see node 1's file there
     finally:
-        Path(f"/tmp/{tag}-127.0.0.1").unlink(missing_ok=True)
-        (two_nodes.layout.for_node(2).private_tmp / f"{tag}-{NODE2}").unlink(missing_ok=True)
+        for f in [*Path("/tmp").glob(f"{tag}-*"), *two_nodes.layout.for_node(2).private_tmp.glob(f"{tag}-*")]:
+            f.unlink()
 
 
 def _task_output(app: str, task: str) -> dict[str, str] | None:
