@@ -39,8 +39,10 @@ bench: up
 	$(PY) benchmarks/ddp_overhead.py
 	$(PY) benchmarks/staging.py
 
+# NODES=N runs N NodeManagers (node i on 127.0.0.i); fewer than run now stops the extra ones.
+NODES ?= 1
 up: $(VENV)/.installed
-	$(TFYARN) cluster up
+	$(TFYARN) cluster up --nodes $(NODES)
 
 down:
 	@if [ -x $(PY) ]; then $(TFYARN) cluster down; fi

@@ -1,8 +1,8 @@
 """The ResourceManager's nodes (its /ws/v1/cluster/nodes REST answer), asked for and read here only.
 
 Three callers need them: the client's admission check (does a container fit
-the largest node), `tfyarn cluster status` (NodeManagers running, GPUs
-advertised) and the AM's allocation-timeout message (what is free). Both
+the largest node), `tfyarn cluster status` (each node: state, resources
+total and used, containers) and the AM's allocation-timeout message (what is free). Both
 sides import it, so it uses the stdlib only.
 """
 
@@ -41,6 +41,15 @@ class NodeCapacity:
     free_memory_mb: int = 0
     free_vcores: int = 0
     free_gpus: int = 0
+    used_memory_mb: int = 0
+    used_vcores: int = 0
+    used_gpus: int = 0
+    containers: int = 0  # running on the node now
+
+    @property
+    def host(self) -> str:
+        """The node's address: its id is ``host:port`` of its NodeManager."""
+        return self.node_id.rpartition(":")[0] or self.node_id
 
     @classmethod
     def from_rm(cls, node: dict[str, Any]) -> NodeCapacity:
@@ -54,6 +63,10 @@ class NodeCapacity:
             int(node.get("availMemoryMB", 0)),
             int(node.get("availableVirtualCores", 0)),
             resource_gpus(node.get("availableResource")),
+            int(node.get("usedMemoryMB", 0)),
+            int(node.get("usedVirtualCores", 0)),
+            resource_gpus(node.get("usedResource")),
+            int(node.get("numContainers", 0)),
         )
 
 
@@ -68,14 +81,16 @@ def parse_nodes(raw: bytes) -> list[NodeCapacity]:
         raise Unreadable(f"unexpected node record ({e})") from None
 
 
-def get_nodes(rm_web: str, timeout: float = 5.0) -> list[NodeCapacity]:
-    """The RUNNING nodes of the RM at ``rm_web`` (http://host:port); FetchError or Unreadable saying why not."""
-    return parse_nodes(get(f"{rm_web.rstrip('/')}{RUNNING_NODES_PATH}", timeout=timeout))
+def get_nodes(rm_web: str, timeout: float = 5.0, all_states: bool = False) -> list[NodeCapacity]:
+    """The RUNNING nodes (``all_states``: every node it knows, LOST and SHUTDOWN ones too) of the RM at
+    ``rm_web`` (http://host:port); FetchError or Unreadable saying why not."""
+    path = NODES_PATH if all_states else RUNNING_NODES_PATH
+    return parse_nodes(get(f"{rm_web.rstrip('/')}{path}", timeout=timeout))
 
 
-def fetch_nodes(rm_web: str, timeout: float = 5.0) -> list[NodeCapacity] | None:
+def fetch_nodes(rm_web: str, timeout: float = 5.0, all_states: bool = False) -> list[NodeCapacity] | None:
     """``get_nodes``, or None while the RM does not answer (yet) or answers what cannot be read."""
     try:
-        return get_nodes(rm_web, timeout)
+        return get_nodes(rm_web, timeout, all_states)
     except (FetchError, Unreadable):
         return None

@@ -180,3 +180,18 @@ def test_the_marker_matches_the_same_dir_spelled_differently(tmp_path, procs):
     daemon = procs.sleeper(f"-Dtfyarn.cluster={tmp_path}/link/../cluster", NODEMANAGER)
     down(ClusterLayout(root=tmp_path / "link", jar_cache=tmp_path / "jars"))
     assert gone(daemon)
+
+
+def test_down_stops_an_extra_node_s_containers_and_stop_node_only_its_own(tmp_path, procs):
+    layout = make_layout(tmp_path / "cluster", tmp_path)
+    two, three = layout.for_node(2), layout.for_node(3)
+    cwd1, env1 = container_dir(layout)
+    cwd2, env2 = container_dir(two)
+    cwd3, env3 = container_dir(three)
+    on_one, on_two, on_three = procs.sleeper(cwd=cwd1, env=env1), procs.sleeper(cwd=cwd2, env=env2), \
+        procs.sleeper(cwd=cwd3, env=env3)
+    assert daemons.stop_node(two) == ["1 leftover process(es)"]
+    assert gone(on_two) and on_one.poll() is None and on_three.poll() is None
+    said = down(layout)
+    assert gone(on_one) and gone(on_three)
+    assert said == ["Stopped: node 3 (1 leftover process(es)), 1 leftover process(es)"]

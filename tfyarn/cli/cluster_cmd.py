@@ -11,8 +11,9 @@ import click
 from tfyarn import protocol
 from tfyarn.cli.params import memory_text
 from tfyarn.cluster import ClusterLayout, ClusterOptions, ClusterStatus, LocalCluster
-from tfyarn.cluster.layout import DEFAULT_CLUSTER_DIR, default_cluster_dir
+from tfyarn.cluster.layout import DEFAULT_CLUSTER_DIR, MAX_NODES, default_cluster_dir
 from tfyarn.cluster.local import UP_TIMEOUT_S
+from tfyarn.cluster.nodestatus import describe
 from tfyarn.errors import SpecError
 from tfyarn.nodegpus import GPU
 from tfyarn.spec import parse_memory
@@ -38,12 +39,13 @@ def _cluster(ctx: click.Context, options: ClusterOptions | None = None) -> Local
 )
 @click.pass_context
 def cluster(ctx: click.Context, root: Path | None) -> None:
-    """Run a real single-node Hadoop 3.5 cluster (HDFS + YARN) on this machine.
+    """Run a real Hadoop 3.5 cluster (HDFS + YARN) on this machine: one node, or several.
 
     \b
     The Hadoop jars come from Maven Central on the first `up` and are cached
     (~/.cache/tfyarn, override with TFYARN_JAR_CACHE). Every daemon listens
-    on 127.0.0.1 only. HDFS data survives `down`; `down --purge` deletes it.
+    on loopback only: node 1 on 127.0.0.1, node i on 127.0.0.i.
+    HDFS data survives `down`; `down --purge` deletes it.
     Extra JVM flags for its client commands (bin/yarn, hdfs, hadoop):
     TFYARN_CLIENT_OPTS.
     """
@@ -52,17 +54,25 @@ def cluster(ctx: click.Context, root: Path | None) -> None:
 
 @cluster.command()
 @click.option(
+    "--nodes",
+    type=click.IntRange(1, MAX_NODES),
+    default=None,
+    help="How many nodes (NodeManagers) to run: node 1 on 127.0.0.1 with the master daemons, node i on "
+    "127.0.0.i with its own dirs under <dir>/nodes/<i>/ and its own /tmp. Fewer than run now stops the "
+    "extra ones. The cluster remembers it.  [default: as many as the cluster last ran; 1 for a new one]",
+)
+@click.option(
     "--gpus",
     type=click.IntRange(min=0),
     default=ClusterOptions.gpus,
     show_default=True,
-    help=f"GPUs the NodeManager advertises as {GPU} (scheduled even without real GPUs).",
+    help=f"GPUs each NodeManager advertises as {GPU} (scheduled even without real GPUs).",
 )
 @click.option(
     "--memory",
     default=memory_text(ClusterOptions.memory_mb),
     show_default=True,
-    help="Memory the NodeManager offers to containers; the largest container gets at most "
+    help="Memory each NodeManager offers to containers; the largest container gets at most "
     f"{memory_text(ClusterOptions.max_container_mb)} of it.",
 )
 @click.option(
@@ -70,7 +80,7 @@ def cluster(ctx: click.Context, root: Path | None) -> None:
     type=click.IntRange(min=1),
     default=ClusterOptions.vcores,
     show_default=True,
-    help="Virtual cores the NodeManager offers.",
+    help="Virtual cores each NodeManager offers.",
 )
 @click.option(
     "--timeout",
@@ -80,17 +90,23 @@ def cluster(ctx: click.Context, root: Path | None) -> None:
     help="Seconds to wait for the daemons.",
 )
 @click.pass_context
-def up(ctx: click.Context, gpus: int, memory: str, vcores: int, timeout: int) -> None:
-    """Start NameNode, DataNode, ResourceManager and NodeManager; wait until usable.
+def up(ctx: click.Context, nodes: int | None, gpus: int, memory: str, vcores: int, timeout: int) -> None:
+    """Start NameNode, DataNode, ResourceManager and a NodeManager per node; wait until usable.
 
-    Idempotent: daemons already running are left as they are.
+    Idempotent: daemons already running are left as they are (a running
+    node keeps the --gpus, --memory and --vcores it started with). Only
+    node 1 runs a DataNode (see the README).
     """
     try:
         memory_mb = parse_memory(memory, "--memory")
     except SpecError as e:
         raise click.BadParameter(str(e).split(": ", 1)[1], param_hint="--memory") from None
     opts = ClusterOptions(
-        memory_mb=memory_mb, vcores=vcores, gpus=gpus, max_container_mb=min(ClusterOptions.max_container_mb, memory_mb)
+        memory_mb=memory_mb,
+        vcores=vcores,
+        gpus=gpus,
+        max_container_mb=min(ClusterOptions.max_container_mb, memory_mb),
+        nodes=nodes,
     )
     c = _cluster(ctx, opts)
     st = c.up(_progress, timeout_s=timeout)
@@ -107,7 +123,7 @@ def up(ctx: click.Context, gpus: int, memory: str, vcores: int, timeout: int) ->
 )
 @click.pass_context
 def down(ctx: click.Context, purge: bool) -> None:
-    """Stop every daemon (and any container process) of the local cluster."""
+    """Stop every daemon of every node (and any container process) of the local cluster."""
     _cluster(ctx).down(_progress, purge=purge)
 
 
@@ -115,7 +131,10 @@ def down(ctx: click.Context, purge: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
-    """Show which daemons run, their web UIs and the node's health. Exit 1 unless all run."""
+    """Show which daemons run, their web UIs, HDFS and each node as the ResourceManager sees it.
+
+    Exit 1 unless every daemon and every node's NodeManager runs.
+    """
     st = _cluster(ctx).status()
     if as_json:
         click.echo(json.dumps(asdict(st), indent=2))
@@ -145,3 +164,6 @@ def _print_status(st: ClusterStatus) -> None:
             f"YARN: {st.running_nodemanagers} RUNNING NodeManager(s), {st.gpus_total} GPU(s) advertised; "
             f"ResourceManager UI at {next(d.web for d in st.daemons if d.name == 'resourcemanager')}"
         )
+    click.echo(f"Nodes ({st.node_count} configured):")
+    for n in st.nodes:
+        click.echo(describe(n))

@@ -1,4 +1,4 @@
-"""A real single-node Hadoop cluster on loopback, started from Maven Central's jars."""
+"""A real Hadoop cluster on loopback (one node or several), started from Maven Central's jars."""
 
 from tfyarn.cluster.config import ClusterOptions
 from tfyarn.cluster.layout import ClusterLayout

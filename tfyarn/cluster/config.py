@@ -22,10 +22,11 @@ from tfyarn.nodegpus import GPU
 class ClusterOptions:
     """What a user may size on `tfyarn cluster up`."""
 
-    memory_mb: int = 16384
+    memory_mb: int = 16384  # per node, as are vcores and gpus
     vcores: int = 16
     gpus: int = 4
     max_container_mb: int = 8192
+    nodes: int | None = None  # None: as many as the cluster last ran (1 for a new one)
 
 
 _CAPACITY_SCHEDULER = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
@@ -106,10 +107,11 @@ def yarn_site(layout: ClusterLayout, opts: ClusterOptions) -> dict[str, str]:
         "yarn.resourcemanager.connect.retry-interval.ms": "1000",
         # Faster node heartbeats make container allocation and launch snappier.
         "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "250",
-        "yarn.nodemanager.hostname": HOST,
-        "yarn.nodemanager.address": f"{HOST}:{p.nm_rpc}",
-        "yarn.nodemanager.localizer.address": f"{HOST}:{p.nm_localizer}",
-        "yarn.nodemanager.webapp.address": f"{HOST}:{p.nm_http}",
+        # The node's own address (127.0.0.i on node i): each node is a host of its own.
+        "yarn.nodemanager.hostname": layout.host,
+        "yarn.nodemanager.address": f"{layout.host}:{p.nm_rpc}",
+        "yarn.nodemanager.localizer.address": f"{layout.host}:{p.nm_localizer}",
+        "yarn.nodemanager.webapp.address": f"{layout.host}:{p.nm_http}",
         "yarn.nodemanager.local-dirs": str(layout.nm_local_dir),
         "yarn.nodemanager.log-dirs": str(layout.log_dir / "containers"),
         "yarn.nodemanager.resource.memory-mb": str(opts.memory_mb),
@@ -158,7 +160,7 @@ def gpu_plugin(layout: ClusterLayout, opts: ClusterOptions) -> dict[str, str]:
 
 def nvidia_smi_path(layout: ClusterLayout) -> Path:
     """Kept off PATH: only the NodeManager's discovery calls it."""
-    return layout.root / "gpu-discovery" / "nvidia-smi"
+    return layout.gpu_dir / "nvidia-smi"
 
 
 def fake_nvidia_smi(gpus: int) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tfyarn import protocol
 from tfyarn.cluster.java import JAVA17_FLAGS, java_home
-from tfyarn.cluster.layout import HOST, ClusterLayout
+from tfyarn.cluster.layout import HOST, MAX_NODES, ClusterLayout
 from tfyarn.errors import ClusterError
 
 
@@ -43,6 +43,9 @@ RESOURCEMANAGER = Daemon(
 )
 NODEMANAGER = Daemon("nodemanager", "org.apache.hadoop.yarn.server.nodemanager.NodeManager", "512m", "nm_rpc")
 DAEMONS: tuple[Daemon, ...] = (NAMENODE, DATANODE, RESOURCEMANAGER, NODEMANAGER)
+# The NodeManager of nodes 2..N: a smaller heap (it only launches and watches containers) so that
+# several fit the 2-core, 24 GiB machine the suite runs on; same main class, name and files per node.
+EXTRA_NODEMANAGER = Daemon(NODEMANAGER.name, NODEMANAGER.main_class, "256m", "nm_rpc")
 
 
 def marker(layout: ClusterLayout) -> str:
@@ -150,22 +153,25 @@ def format_namenode(layout: ClusterLayout) -> None:
         raise ClusterError(f"formatting HDFS failed (exit {proc.returncode}); see {layout.log_dir}/namenode.log")
 
 
-def start(layout: ClusterLayout, daemon: Daemon) -> int:
-    """Start one daemon unless it already runs; return its pid."""
+def start(layout: ClusterLayout, daemon: Daemon, wrapper: tuple[str, ...] = ()) -> int:
+    """Start one daemon (on ``layout``'s node, under ``wrapper`` if any) unless it already runs; return its pid.
+
+    A wrapper must end by exec'ing its arguments, so the pid stays the daemon's.
+    """
     pid = running_pid(layout, daemon)
     if pid:
         return pid
     port = getattr(layout.ports, daemon.port_attr)
-    if port_open(port):
+    if port_open(port, layout.host):
         raise ClusterError(
-            f"port {port} for the {daemon.name} is taken by another process; "
+            f"port {layout.host}:{port} for the {daemon.name} is taken by another process; "
             "stop that process (another cluster?) and run `tfyarn cluster up` again"
         )
     layout.pid_dir.mkdir(parents=True, exist_ok=True)
     layout.log_dir.mkdir(parents=True, exist_ok=True)
     with open(layout.log_dir / f"{daemon.name}.out", "ab") as out:
         proc = subprocess.Popen(
-            java_command(layout, daemon),
+            [*wrapper, *java_command(layout, daemon)],
             env=daemon_env(layout),
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -239,8 +245,8 @@ def _under(path: str, real_base: str) -> bool:
     return os.path.commonpath([os.path.realpath(path), real_base]) == real_base
 
 
-def _is_container(pid: int, layout: ClusterLayout) -> bool:
-    """Whether the process belongs to a YARN container of this cluster's NodeManager.
+def _is_container(pid: int, nm_locals: list[str]) -> bool:
+    """Whether the process belongs to a YARN container of one of these NodeManager local dirs (real paths).
 
     YARN puts ``CONTAINER_ID`` and ``LOCAL_DIRS`` into every container's
     environment and starts it in a dir under the NodeManager's local dir.
@@ -250,8 +256,24 @@ def _is_container(pid: int, layout: ClusterLayout) -> bool:
     env = _environ(pid)
     if protocol.ENV_YARN_CONTAINER_ID not in env:
         return False
-    nm_local = os.path.realpath(layout.nm_local_dir)
-    return any(_under(d, nm_local) for d in (_cwd(pid), *env.get(protocol.ENV_LOCAL_DIRS, "").split(",")))
+    places = (_cwd(pid), *env.get(protocol.ENV_LOCAL_DIRS, "").split(","))
+    return any(_under(d, nm_local) for d in places for nm_local in nm_locals)
+
+
+def extra_nodes(layout: ClusterLayout) -> list[int]:
+    """The extra nodes (2..) that have a dir under ``<root>/nodes``: every node that may have run."""
+    try:
+        names = [p.name for p in layout.nodes_dir.iterdir() if p.is_dir()]
+    except OSError:
+        return []
+    return sorted(int(n) for n in names if n.isdigit() and 2 <= int(n) <= MAX_NODES)
+
+
+def _node_layouts(layout: ClusterLayout, scope: str) -> list[ClusterLayout]:
+    """``all``: node 1 and every extra node; ``node``: ``layout``'s node only."""
+    if scope == "node":
+        return [layout]
+    return [layout.for_node(1), *(layout.for_node(i) for i in extra_nodes(layout))]
 
 
 def _spared(table: dict[int, tuple[int, int]]) -> set[int]:
@@ -271,14 +293,17 @@ def _is_daemon(argv: list[str], layout: ClusterLayout) -> bool:
     return _runs_for(argv, layout) and any(d.main_class in argv for d in DAEMONS)
 
 
-def _strays(layout: ClusterLayout, table: dict[int, tuple[int, int]], spared: set[int]) -> list[int]:
-    """Processes of this cluster without a pid file: its daemon JVMs, and containers."""
+def _strays(layout: ClusterLayout, table: dict[int, tuple[int, int]], spared: set[int], scope: str) -> list[int]:
+    """Processes without a pid file: the cluster's daemon JVMs (scope ``all``), and containers of the scope's nodes."""
+    nm_locals = [os.path.realpath(n.nm_local_dir) for n in _node_layouts(layout, scope)]
     return [
-        pid for pid in table if pid not in spared and (_is_daemon(_argv(pid), layout) or _is_container(pid, layout))
+        pid
+        for pid in table
+        if pid not in spared and ((scope == "all" and _is_daemon(_argv(pid), layout)) or _is_container(pid, nm_locals))
     ]
 
 
-def _stray_trees(layout: ClusterLayout) -> dict[int, int]:
+def _stray_trees(layout: ClusterLayout, scope: str = "all") -> dict[int, int]:
     """The strays and all their descendants, pid -> start time, never this process or its ancestors.
 
     Descendants are followed by parent pid rather than by process group:
@@ -289,7 +314,7 @@ def _stray_trees(layout: ClusterLayout) -> dict[int, int]:
     for pid, (ppid, _) in table.items():
         children.setdefault(ppid, []).append(pid)
     spared, found = _spared(table), {}
-    todo = _strays(layout, table, spared)
+    todo = _strays(layout, table, spared, scope)
     while todo:
         pid = todo.pop()
         if pid not in found and pid not in spared:
@@ -316,16 +341,18 @@ def _wait_exited(procs: dict[int, int], timeout_s: float) -> None:
         time.sleep(0.1)
 
 
-def stop_strays(layout: ClusterLayout, grace_s: float = 5.0) -> int:
+def stop_strays(layout: ClusterLayout, grace_s: float = 5.0, scope: str = "all") -> int:
     """SIGTERM this cluster's leftover processes and their descendants, SIGKILL what stays.
 
+    ``scope`` ``all``: daemons and containers of every node; ``node``: only
+    containers of ``layout``'s node (when one node of a running cluster stops).
     Returns how many processes the first sweep found. A second sweep after
     the grace period also catches processes forked meanwhile.
     """
-    first = _stray_trees(layout)
+    first = _stray_trees(layout, scope)
     _signal(first, signal.SIGTERM)
     _wait_exited(first, grace_s)
-    rest = {**first, **_stray_trees(layout)}
+    rest = {**first, **_stray_trees(layout, scope)}
     _signal(rest, signal.SIGKILL)
     _wait_exited(rest, grace_s)
     return len(first)
@@ -334,10 +361,11 @@ def stop_strays(layout: ClusterLayout, grace_s: float = 5.0) -> int:
 def stop_all(layout: ClusterLayout, grace_s: float = 15.0) -> list[str]:
     """Stop every daemon and container process of this cluster; return what was stopped.
 
-    NodeManager first (it kills its containers), then the RM and HDFS.
-    SIGTERM, then SIGKILL after ``grace_s``.
+    NodeManagers first (they kill their containers), the extra nodes' then
+    node 1's, then the RM and HDFS. SIGTERM, then SIGKILL after ``grace_s``.
     """
-    stopped = []
+    layout = layout.for_node(1)
+    stopped = [f"node {i} ({n})" for i in extra_nodes(layout) for n in stop_node(layout.for_node(i), grace_s)]
     for daemon in (NODEMANAGER, RESOURCEMANAGER, DATANODE, NAMENODE):
         pid = running_pid(layout, daemon)
         if pid:
@@ -347,6 +375,20 @@ def stop_all(layout: ClusterLayout, grace_s: float = 15.0) -> list[str]:
         daemon.pid_file(layout).unlink(missing_ok=True)
     strays = stop_strays(layout)
     if strays:
+        stopped.append(f"{strays} leftover process(es)")
+    return stopped
+
+
+def stop_node(layout: ClusterLayout, grace_s: float = 15.0) -> list[str]:
+    """Stop the NodeManager of ``layout``'s (extra) node and any process left of its containers."""
+    stopped = []
+    pid = running_pid(layout, EXTRA_NODEMANAGER)
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+        stopped.append(EXTRA_NODEMANAGER.name)
+        _wait_gone([pid], grace_s)
+    EXTRA_NODEMANAGER.pid_file(layout).unlink(missing_ok=True)
+    if strays := stop_strays(layout, scope="node"):
         stopped.append(f"{strays} leftover process(es)")
     return stopped
 

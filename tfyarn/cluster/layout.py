@@ -2,18 +2,23 @@
 
 Everything about the local cluster's shape lives here so that the config
 writer, the daemon runner and the CLI agree without passing paths around.
+A layout is the view of one node: node 1 (the master daemons and the first
+NodeManager, on 127.0.0.1) keeps the paths a single-node cluster always had;
+node i > 1 is "host" 127.0.0.i with its own conf, data, log and pid dirs
+under ``<root>/nodes/<i>/``, reusing the same port numbers on its address.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tfyarn import protocol
 
 HADOOP_VERSION = "3.5.0"
-HOST = "127.0.0.1"
+HOST = "127.0.0.1"  # the master daemons' address, and node 1's
+MAX_NODES = 8
 DEFAULT_CLUSTER_DIR = "~/.tfyarn/cluster"
 
 
@@ -58,10 +63,32 @@ class ClusterLayout:
     root: Path = field(default_factory=default_cluster_dir)
     jar_cache: Path = field(default_factory=default_jar_cache)
     ports: Ports = field(default_factory=Ports)
+    node: int = 1  # which node's view: 1 is the master node, 2.. the extra NodeManagers
+
+    def for_node(self, node: int) -> ClusterLayout:
+        """The same cluster seen from node ``node`` (1..MAX_NODES)."""
+        if not 1 <= node <= MAX_NODES:
+            raise ValueError(f"node {node} is not in 1..{MAX_NODES}")
+        return replace(self, node=node)
+
+    @property
+    def host(self) -> str:
+        """This node's own loopback address: any 127.x.y.z binds without set-up."""
+        return f"127.0.0.{self.node}"
+
+    @property
+    def nodes_dir(self) -> Path:
+        """Holds ``<i>/`` per extra node and ``count``, the node count the cluster was last asked for."""
+        return self.root / "nodes"
+
+    @property
+    def node_dir(self) -> Path:
+        """The root of this node's own dirs: the cluster root for node 1, ``nodes/<i>`` otherwise."""
+        return self.root if self.node == 1 else self.nodes_dir / str(self.node)
 
     @property
     def conf_dir(self) -> Path:
-        return self.root / "conf"
+        return self.node_dir / "conf"
 
     @property
     def bin_dir(self) -> Path:
@@ -69,15 +96,25 @@ class ClusterLayout:
 
     @property
     def log_dir(self) -> Path:
-        return self.root / "logs"
+        return self.node_dir / "logs"
 
     @property
     def pid_dir(self) -> Path:
-        return self.root / "pids"
+        return self.node_dir / "pids"
 
     @property
     def data_dir(self) -> Path:
-        return self.root / "data"
+        return self.node_dir / "data"
+
+    @property
+    def gpu_dir(self) -> Path:
+        """Holds this node's stand-in ``nvidia-smi``."""
+        return self.node_dir / "gpu-discovery"
+
+    @property
+    def private_tmp(self) -> Path:
+        """What an extra node's NodeManager and its containers see as /tmp."""
+        return self.node_dir / "tmp"
 
     @property
     def nm_local_dir(self) -> Path:
@@ -115,4 +152,4 @@ class ClusterLayout:
 
     @property
     def nm_web(self) -> str:
-        return f"http://{HOST}:{self.ports.nm_http}"
+        return f"http://{self.host}:{self.ports.nm_http}"

@@ -1,4 +1,4 @@
-"""`tfyarn cluster up | down | status | env`: a real single-node Hadoop on loopback."""
+"""`tfyarn cluster up | down | status | env`: a real Hadoop on loopback, one node or several."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfyarn import protocol
-from tfyarn.cluster import clusterdir, daemons
+from tfyarn.cluster import clusterdir, daemons, nodes
 from tfyarn.cluster.config import ClusterOptions, config_files
 from tfyarn.cluster.jars import ensure_jars
 from tfyarn.cluster.java import java_home
 from tfyarn.cluster.layout import ClusterLayout
+from tfyarn.cluster.nodestatus import NodeState, node_states, same_host
 from tfyarn.cluster.scripts import write_scripts
 from tfyarn.errors import ClusterError
 from tfyarn.rest import fetch_json
@@ -41,18 +42,20 @@ class ClusterStatus:
     live_datanodes: int | None = None
     running_nodemanagers: int | None = None
     gpus_total: int | None = None
+    node_count: int = 1  # how many nodes the cluster is to run (the last `up --nodes`)
+    nodes: list[NodeState] = field(default_factory=list)
 
     @property
     def running(self) -> bool:
-        return all(d.pid for d in self.daemons)
+        return all(d.pid for d in self.daemons) and all(n.nodemanager_pid for n in self.nodes)
 
     @property
     def stopped(self) -> bool:
-        return not any(d.pid for d in self.daemons)
+        return not any(d.pid for d in self.daemons) and not any(n.nodemanager_pid for n in self.nodes)
 
 
 class LocalCluster:
-    """One cluster dir, its four daemons and the jar cache they run from."""
+    """One cluster dir, its four daemons, its extra nodes' NodeManagers and the jar cache they run from."""
 
     def __init__(self, layout: ClusterLayout | None = None, options: ClusterOptions | None = None):
         self.layout = layout or ClusterLayout()
@@ -73,15 +76,28 @@ class LocalCluster:
         """The RUNNING NodeManagers; None while the ResourceManager does not answer."""
         return fetch_nodes(self.layout.rm_web)
 
-    def _wait(self, what: str, ready: Callable[[], bool], watch: list[daemons.Daemon], timeout_s: float) -> None:
+    def _running_hosts(self, want: set[str]) -> Callable[[], bool]:
+        """A probe: whether every address in ``want`` is a RUNNING node of the RM."""
+        return lambda: all(any(same_host(n.host, w) for n in self._nodes() or []) for w in want)
+
+    def _wait(
+        self,
+        what: str,
+        ready: Callable[[], bool],
+        watch: list[daemons.Daemon],
+        timeout_s: float,
+        watch_nodes: tuple[ClusterLayout, ...] = (),
+    ) -> None:
         deadline = time.monotonic() + timeout_s
+        watched = [(self.layout, d) for d in watch] + [(n, daemons.EXTRA_NODEMANAGER) for n in watch_nodes]
         while time.monotonic() < deadline:
             if ready():
                 return
-            for d in watch:
-                if daemons.running_pid(self.layout, d) is None:
+            for lay, d in watched:
+                if daemons.running_pid(lay, d) is None:
+                    where = f"node {lay.node}'s " if lay.node > 1 else ""
                     raise ClusterError(
-                        f"the {d.name} exited while starting; its log ends:\n{daemons.log_tail(self.layout, d)}"
+                        f"{where}{d.name} exited while starting; its log ends:\n{daemons.log_tail(lay, d)}"
                     )
             time.sleep(0.5)
         raise ClusterError(
@@ -89,19 +105,23 @@ class LocalCluster:
         )
 
     # -- lifecycle -----------------------------------------------------------
-    def write_config(self) -> None:
-        for path, text in config_files(self.layout, self.options).items():
+    def write_config(self, layout: ClusterLayout | None = None) -> None:
+        """The config files of node 1 (and the client commands), or of the node ``layout`` views."""
+        for path, text in config_files(layout or self.layout, self.options).items():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
             if text.startswith("#!"):
                 path.chmod(0o755)
-        write_scripts(self.layout)
+        if layout is None:
+            write_scripts(self.layout)
 
     def up(self, progress: Progress, timeout_s: float = UP_TIMEOUT_S) -> ClusterStatus:
         """Fetch jars, write config, start what is not running, wait until usable.
 
-        Idempotent: daemons already running are left alone. On failure,
-        the daemons this call started are stopped again.
+        Idempotent and declarative about nodes: daemons already running are
+        left alone, missing nodes up to ``options.nodes`` (default: the count
+        the cluster remembers) are started, nodes beyond it stopped. On
+        failure, the daemons this call started are stopped again.
         """
         t0 = time.monotonic()
         if not clusterdir.claim(self.layout.root):
@@ -110,7 +130,11 @@ class LocalCluster:
                 "not marked as a cluster dir and `tfyarn cluster down --purge` will refuse to delete it."
             )
         ensure_jars(self.layout, progress)
+        want = self.options.nodes or nodes.remembered_count(self.layout)
+        nodes.remember_count(self.layout, want)
+        self._shrink(want, progress)
         was_running = {d.name for d in daemons.DAEMONS if daemons.running_pid(self.layout, d)}
+        started: list[ClusterLayout] = []
         if len(was_running) < len(daemons.DAEMONS):
             self.write_config()  # a running daemon keeps the config it read
         else:
@@ -131,16 +155,50 @@ class LocalCluster:
                 self._start(d, was_running, progress)
             self._wait(
                 "a RUNNING NodeManager",
-                lambda: bool(self._nodes()),
+                self._running_hosts({self.layout.host}),
                 [daemons.RESOURCEMANAGER, daemons.NODEMANAGER],
                 timeout_s,
+            )
+            extra = tuple(self.layout.for_node(i) for i in range(2, want + 1))
+            started = [n for n in extra if self._start_node(n, progress)]
+            self._wait(
+                f"{want} RUNNING NodeManagers",
+                self._running_hosts({self.layout.host, *(n.host for n in extra)}),
+                [daemons.RESOURCEMANAGER, daemons.NODEMANAGER],
+                timeout_s,
+                extra,
             )
         except BaseException:
             if not was_running:
                 daemons.stop_all(self.layout)
+            for n in started:
+                daemons.stop_node(n)
             raise
-        progress(f"YARN is up. Cluster ready in {time.monotonic() - t0:.1f} s.")
+        progress(f"YARN is up with {want} node(s). Cluster ready in {time.monotonic() - t0:.1f} s.")
         return self.status()
+
+    def _start_node(self, node: ClusterLayout, progress: Progress) -> bool:
+        """Start an extra node's NodeManager (own config, own /tmp) unless it runs; return whether started."""
+        pid = daemons.running_pid(node, daemons.EXTRA_NODEMANAGER)
+        if pid:
+            progress(f"node {node.node}: nodemanager already running on {node.host} (pid {pid}).")
+            return False
+        self.write_config(node)
+        problem = nodes.unshare_problem()
+        if problem:
+            progress(f"Note: node {node.node} shares this machine's /tmp ({problem}).")
+        if not problem:
+            nodes.write_wrapper(node)
+        wrapper = () if problem else nodes.private_tmp_wrapper(node)
+        pid = daemons.start(node, daemons.EXTRA_NODEMANAGER, wrapper)
+        progress(f"Started node {node.node}'s nodemanager on {node.host} (pid {pid}).")
+        return True
+
+    def _shrink(self, want: int, progress: Progress) -> None:
+        """Stop the nodes numbered above ``want``; the RM then lists them as SHUTDOWN."""
+        for i in daemons.extra_nodes(self.layout):
+            if i > want and (stopped := daemons.stop_node(self.layout.for_node(i))):
+                progress(f"Stopped node {i} ({', '.join(stopped)}): the cluster is to run {want} node(s).")
 
     def _start(self, d: daemons.Daemon, was_running: set[str], progress: Progress) -> None:
         if d.name in was_running:
@@ -188,10 +246,14 @@ class LocalCluster:
         if daemons.running_pid(lay, daemons.NAMENODE):
             st.hdfs_safemode = self._safemode()
             st.live_datanodes = (self._nn_info() or {}).get("NumLiveDataNodes")
+        rm_nodes = None
         if daemons.running_pid(lay, daemons.RESOURCEMANAGER):
-            running = self._nodes() or []
+            rm_nodes = fetch_nodes(lay.rm_web, all_states=True)
+            running = [n for n in rm_nodes or [] if n.state == "RUNNING"]
             st.running_nodemanagers = len(running)
             st.gpus_total = sum(n.gpus for n in running)
+        st.node_count = nodes.remembered_count(lay)
+        st.nodes = node_states(lay, st.node_count, rm_nodes)
         return st
 
     def env_lines(self) -> list[str]:
