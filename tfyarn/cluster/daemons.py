@@ -366,13 +366,7 @@ def stop_all(layout: ClusterLayout, grace_s: float = 15.0) -> list[str]:
     """
     layout = layout.for_node(1)
     stopped = [f"node {i} ({n})" for i in extra_nodes(layout) for n in stop_node(layout.for_node(i), grace_s)]
-    for daemon in (NODEMANAGER, RESOURCEMANAGER, DATANODE, NAMENODE):
-        pid = running_pid(layout, daemon)
-        if pid:
-            os.kill(pid, signal.SIGTERM)
-            stopped.append(daemon.name)
-            _wait_gone([pid], grace_s)
-        daemon.pid_file(layout).unlink(missing_ok=True)
+    stopped += [d.name for d in (NODEMANAGER, RESOURCEMANAGER, DATANODE, NAMENODE) if _stop(layout, d, grace_s)]
     strays = stop_strays(layout)
     if strays:
         stopped.append(f"{strays} leftover process(es)")
@@ -381,16 +375,20 @@ def stop_all(layout: ClusterLayout, grace_s: float = 15.0) -> list[str]:
 
 def stop_node(layout: ClusterLayout, grace_s: float = 15.0) -> list[str]:
     """Stop the NodeManager of ``layout``'s (extra) node and any process left of its containers."""
-    stopped = []
-    pid = running_pid(layout, EXTRA_NODEMANAGER)
-    if pid:
-        os.kill(pid, signal.SIGTERM)
-        stopped.append(EXTRA_NODEMANAGER.name)
-        _wait_gone([pid], grace_s)
-    EXTRA_NODEMANAGER.pid_file(layout).unlink(missing_ok=True)
+    stopped = [EXTRA_NODEMANAGER.name] if _stop(layout, EXTRA_NODEMANAGER, grace_s) else []
     if strays := stop_strays(layout, scope="node"):
         stopped.append(f"{strays} leftover process(es)")
     return stopped
+
+
+def _stop(layout: ClusterLayout, daemon: Daemon, grace_s: float) -> bool:
+    """SIGTERM ``daemon`` of ``layout`` if it runs and wait up to ``grace_s`` for it; forget its pid file."""
+    pid = running_pid(layout, daemon)
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+        _wait_gone([pid], grace_s)
+    daemon.pid_file(layout).unlink(missing_ok=True)
+    return bool(pid)
 
 
 def _wait_gone(pids: list[int], timeout_s: float) -> None:
