@@ -72,6 +72,9 @@ ENV_PREVIOUS_ADDRESS = "TFYARN_PREVIOUS_ADDRESS"  # a restarted task's old host:
 # into YARN's launch script (which quotes nothing: a value such as $(cmd) would run there).
 ENV_USER_ENV = "TFYARN_USER_ENV"
 
+# --- set by the AM on its --on-event command (appmaster.am.events), with ENV_APP_ID ---
+ENV_EVENT = "TFYARN_EVENT"  # the event's JSON, also on the command's stdin (not ENV_EVENTS, the executor's file)
+
 # --- set by the executor on the user process ----------------------------------
 ENV_OMP_THREADS = "OMP_NUM_THREADS"  # vcores / processes per container, unless the user set it
 ENV_INPUT = "TFYARN_INPUT"  # absolute local dir of the first --input

@@ -248,6 +248,7 @@ class JobSpec:
     registration_timeout_s: int = 900  # each task registered (inputs staged) this long after allocation
     view_acls: tuple[str, ...] = ()  # users besides the owner who may view the job (YARN ACL)
     modify_acls: tuple[str, ...] = ()  # users besides the owner who may kill it
+    on_event: str = ""  # a /bin/sh command the AM runs per job event, its JSON on stdin (appmaster.am.events)
 
     def validate(self) -> JobSpec:
         """Raise SpecError naming the first field that is wrong; return self."""
@@ -255,6 +256,7 @@ class JobSpec:
             check_text(getattr(self, key), key)
         for i, arg in enumerate(check_tuple(self.command, "command")):
             check_text(arg, f"command[{i}]", multiline=True)
+        check_text(self.on_event, "on_event", multiline=True)
         check_tags(self.tags)
         if not isinstance(self.evaluator_may_fail, bool):
             raise SpecError(f"evaluator_may_fail: expected true or false, got {show(self.evaluator_may_fail)}")

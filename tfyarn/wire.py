@@ -211,6 +211,18 @@ class OutputStatus(Wire):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Event(Wire):
+    """One job event for operators (appmaster.am.events): a restart, a lost node, a job-ending failure, the end."""
+
+    WHAT = "event"
+    kind: str  # task_restart, node_lost, task_failed, job_end
+    time: float
+    task: str = ""  # the task's name, for a task's event
+    host: str = ""  # the node it was on
+    message: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class StatusDoc(Wire):
     """The AM's status document: its page, its JSON, status.json on HDFS and `tfyarn status` show this."""
 
@@ -231,6 +243,7 @@ class StatusDoc(Wire):
     tasks: tuple[TaskStatus, ...] = ()
     tensorboard: TensorBoardStatus | None = None
     outputs: tuple[OutputStatus, ...] = ()
+    events: tuple[Event, ...] = ()  # the newest appmaster.am.events.MAX_EVENTS, oldest first
 
     @classmethod
     def from_dict(cls, data: Any) -> StatusDoc:

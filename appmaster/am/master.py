@@ -19,7 +19,7 @@ from typing import Any
 
 import skein
 
-from appmaster.am import fit, gpus
+from appmaster.am import events, fit, gpus
 from appmaster.am.tasks import RESTART, RESTART_ALL, Task, TaskTable
 from appmaster.am.tensorboard import TensorBoard
 from appmaster.am.web import StatusServer
@@ -145,11 +145,13 @@ def handle_failures(app: skein.ApplicationClient, job: Job, pool: gpus.DevicePoo
     table = job.table
     for t in table.failed():
         action = table.failure_action(t)
+        job.events.failure(t)
         if action == RESTART:
             delay = table.backoff_s(t, t.restarts)
             log.warning(
                 f"{t.name} failed (exit code {t.exit_code}); restarting it in {delay:.0f} s (restart {t.restarts + 1})"
             )
+            job.events.restart(t, delay, t.restarts + 1)
             forget(app, t, pool, bound)
             t.reset(now + delay, keep_address=True)
         elif action == RESTART_ALL:
@@ -160,6 +162,7 @@ def handle_failures(app: skein.ApplicationClient, job: Job, pool: gpus.DevicePoo
                 f"{len(table.tasks)} task(s) in {delay:.0f} s with a fresh rendezvous "
                 f"(job restart {table.job_restarts})"
             )
+            job.events.restart(t, delay, table.job_restarts, len(table.tasks))
             app.kv.discard(protocol.KV_CLUSTER)
             job.timeline.pop("rendezvous", None)
             for other in table.tasks:
@@ -201,11 +204,13 @@ class Job:
         self.timeline: dict[str, float | None] = {"submitted": submitted, "am_started": started}
         self.tensorboard: TensorBoard | None = None
         self.attempt = am_attempt()
+        self.events = events.Events(spec.on_event, app_id)
 
     def signature(self) -> tuple[Any, ...]:
         """Changes whenever what the status shows of the tasks does (cheap: no document is built)."""
         return (
             self.table.job_restarts,
+            self.events.count,
             tuple(self.timeline.items()),
             self.tensorboard.info() if self.tensorboard else None,
             *(
@@ -246,6 +251,7 @@ class Job:
             tasks=tuple(t.status(**log_urls(t, self.user)) for t in self.table.tasks),
             tensorboard=wire.TensorBoardStatus(tb.state, tb.uri) if tb else None,
             outputs=tuple(wire.OutputStatus(o.src, o.dest, self.spec.output_task(o)) for o in self.spec.outputs),
+            events=self.events.recent(),
         )
 
 
@@ -288,6 +294,7 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
             if sig != last:
                 app.kv[protocol.KV_STATUS] = doc.to_json().encode()
                 last = sig
+    job.events.decided(table, outcome)
     # Decided: whatever still runs or waits (parameter servers, evaluator, the rest after a
     # failure, requests YARN never granted) is stopped and released.
     for t in table.tasks:
@@ -335,6 +342,7 @@ def main() -> int:
         status, diagnostics = "FAILED", f"tfyarn AM error: {type(e).__name__}: {e}"
     (log.info if status == "SUCCEEDED" else log.error)(f"job {status}: {diagnostics}")
     if job is not None:
+        job.events.job_end(status, diagnostics)
         if job.tensorboard:
             job.tensorboard.stop()
         doc = job.status(status, diagnostics)
@@ -347,6 +355,8 @@ def main() -> int:
             save_status(body, job.user, app.id)
         except Exception as e:
             log.error(f"could not save the final status to HDFS: {type(e).__name__}: {e}")
+    if job is not None:
+        job.events.close()  # job_end's hook, and any still queued, run before the AM goes
     app.shutdown(status, diagnostics)
     web.close()
     return 0 if status == "SUCCEEDED" else 1

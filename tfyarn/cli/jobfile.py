@@ -44,6 +44,7 @@ FLAG_KEYS: dict[str, str] = {
     "registration_timeout_s": "--registration-timeout",
     "view_acls": "--view-acl",
     "modify_acls": "--modify-acl",
+    "on_event": "--on-event",
     "roles.worker.instances": "--num-workers",
     "roles.ps.instances": "--num-ps",
     "roles.chief.instances": "--chief",

@@ -10,7 +10,7 @@ import click
 
 from tfyarn import protocol
 from tfyarn.status import is_app_id
-from tfyarn.wire import JobStatus, StatusDoc, TaskStatus, report_dict
+from tfyarn.wire import Event, JobStatus, StatusDoc, TaskStatus, report_dict
 
 
 def _check(app_id: str) -> str:
@@ -56,6 +56,20 @@ def status(app_id: str, as_json: bool) -> None:
             click.echo(_task_row(t))
     elif rep.state.is_terminal():
         click.echo("(per-task detail not available yet: YARN is still aggregating the logs)")
+    if doc and doc.events:
+        shown = doc.events[-EVENTS_SHOWN:]
+        click.echo(f"\nEvents (last {len(shown)} of {len(doc.events)}; all in --json):")
+        for e in shown:
+            click.echo(_event_row(e))
+
+
+EVENTS_SHOWN = 5  # `tfyarn status` shows this many of the job's latest events
+
+
+def _event_row(e: Event) -> str:
+    when = datetime.fromtimestamp(e.time).strftime("%H:%M:%S")
+    first, *more = e.message.splitlines() or [""]
+    return f"  {when}  {e.kind:<13}{first}{' ...' if more else ''}"
 
 
 def _task_row(t: TaskStatus) -> str:

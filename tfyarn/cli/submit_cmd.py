@@ -284,6 +284,15 @@ def _role_options(f: Any) -> Any:
     metavar="USER",
     help="Another user who may kill the job (repeatable; default: the owner only).",
 )
+@click.option(
+    "--on-event",
+    default=None,
+    metavar="CMD",
+    help="Run CMD (/bin/sh, in the AM's container) on each job event: task_restart, node_lost, "
+    "task_failed, job_end. The event's JSON ({kind, time, task, host, message}) is on its stdin "
+    "and in $TFYARN_EVENT; at most 30 s a run; a failing hook never fails the job. E.g. "
+    "--on-event 'curl -sf -X POST --data-binary @- https://alerts.example/tfyarn'",
+)
 @click.option("--dry-run", is_flag=True, help="Print the plan (YAML) without contacting YARN.")
 @click.option("--wait", is_flag=True, help="Follow the job; exit 0 only if it SUCCEEDED.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)

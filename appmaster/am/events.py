@@ -1,0 +1,178 @@
+"""The job's events, for operators: task restarts, lost nodes, the failure that ends a job, its end.
+
+The AM records each event here (master.py calls in); the status document
+carries the last MAX_EVENTS, and with ``--on-event CMD`` each event is
+handed to CMD, run with /bin/sh in the AM's container, the event's JSON on
+its stdin and in $TFYARN_EVENT. The hook runs on one background thread,
+one event at a time in order, never in the AM's loop; each run is killed
+after HOOK_TIMEOUT_S. A hook that fails or times out is logged as a
+WARNING and never changes the job's outcome. ``close`` waits (within a
+limit) for the hooks still queued, job_end's among them, before the AM
+shuts down.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+
+from appmaster.am.tasks import Task, TaskTable
+from tfyarn import logfmt, protocol, wire
+from tfyarn.status import TaskState
+
+log = logging.getLogger(logfmt.AM_LOGGER)
+
+TASK_RESTART = "task_restart"
+NODE_LOST = "node_lost"
+TASK_FAILED = "task_failed"
+JOB_END = "job_end"
+KINDS = (TASK_RESTART, NODE_LOST, TASK_FAILED, JOB_END)
+
+MAX_EVENTS = 100  # kept in the status document, the newest
+HOOK_TIMEOUT_S = 30.0  # each run of the --on-event command
+CLOSE_GRACE_S = 5.0  # close() waits this beyond one hook's limit for the queue to drain
+# YARN's diagnostics for a container of a lost node (SchedulerUtils.LOST_CONTAINER, exit status
+# ABORTED = -100): "Container released on a *lost* node"; skein passes them as the exit message
+# of a FAILED container. Matched loosely: case, the asterisks and the wording around them may vary.
+_LOST_NODE = re.compile(r"\blost\W+(?:\w+\W+)?node\b|\bnode\W+(?:\w+\W+)?lost\b", re.IGNORECASE)
+
+
+def is_node_lost(exit_message: str) -> bool:
+    """Whether YARN's word on an ended container says its node was lost."""
+    return bool(_LOST_NODE.search(exit_message or ""))
+
+
+def why(t: Task) -> str:
+    """How a task's container ended: its exit code, else YARN's message, else its state."""
+    return f"exit code {t.exit_code}" if t.exit_code is not None else (t.exit_message or t.state.value)
+
+
+class Hook:
+    """Runs ``command`` for each event on one worker thread; ``submit`` never blocks."""
+
+    def __init__(self, command: str, app_id: str = "", timeout_s: float | None = None):
+        self.command, self.app_id = command, app_id
+        self.timeout_s = HOOK_TIMEOUT_S if timeout_s is None else timeout_s
+        self._queue: queue.Queue[wire.Event | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._work, name="tfyarn on-event hook", daemon=True)
+        self._thread.start()
+
+    def submit(self, event: wire.Event) -> None:
+        self._queue.put(event)
+
+    def close(self, wait_s: float) -> bool:
+        """Let the queued hooks run, waiting at most ``wait_s``; True when all of them ran."""
+        self._queue.put(None)
+        self._thread.join(wait_s)
+        if self._thread.is_alive():
+            log.warning(f"--on-event: hooks still queued or running after {wait_s:.0f} s; the AM stops without them")
+            return False
+        return True
+
+    def _work(self) -> None:
+        while (event := self._queue.get()) is not None:
+            try:
+                self.run(event)
+            except Exception as e:  # a hook never takes the AM down
+                log.warning(f"--on-event hook for {event.kind} could not run: {type(e).__name__}: {e}")
+
+    def run(self, event: wire.Event) -> None:
+        """One run of the command for ``event``, killed (its whole process group) after the limit."""
+        body = event.to_json()
+        env = {**os.environ, protocol.ENV_EVENT: body, protocol.ENV_APP_ID: self.app_id}
+        proc = subprocess.Popen(["/bin/sh", "-c", self.command], stdin=subprocess.PIPE, env=env, start_new_session=True)
+        try:
+            proc.communicate(body.encode(), timeout=self.timeout_s)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+            log.warning(f"--on-event hook for {event.kind} timed out after {self.timeout_s:.0f} s; killed it")
+            return
+        if proc.returncode != 0:
+            log.warning(f"--on-event hook for {event.kind} exited with code {proc.returncode}")
+
+
+class Events:
+    """The job's events, newest last; each handed to the hook if the job has one."""
+
+    def __init__(self, hook_command: str = "", app_id: str = ""):
+        self._kept: deque[wire.Event] = deque(maxlen=MAX_EVENTS)
+        self._once: set[tuple[str, ...]] = set()
+        self.count = 0  # every event recorded (the status document keeps the last MAX_EVENTS)
+        self.hook = Hook(hook_command, app_id) if hook_command else None
+
+    def record(self, kind: str, message: str, task: str = "", host: str = "", once: str = "") -> wire.Event | None:
+        """Record one event; with ``once``, an event of this kind, task and key is recorded only the first time."""
+        if once:
+            key = (kind, task, once)
+            if key in self._once:
+                return None
+            self._once.add(key)
+        event = wire.Event(kind=kind, time=time.time(), task=task, host=host, message=message)
+        self._kept.append(event)
+        self.count += 1
+        log.info(f"event {kind}: {message}")
+        if self.hook:
+            self.hook.submit(event)
+        return event
+
+    def recent(self) -> tuple[wire.Event, ...]:
+        return tuple(self._kept)
+
+    # -- what the AM reports -------------------------------------------------------------------
+    def failure(self, t: Task) -> None:
+        """A failed task, before its restart policy is applied: its node lost? (once per container)."""
+        if is_node_lost(t.exit_message):
+            self.record(
+                NODE_LOST,
+                f"{t.name}'s container {t.yarn_container_id or '?'} ended: {t.host or 'its node'} "
+                f"was lost ({t.exit_message})",
+                t.name,
+                t.host,
+                once=t.yarn_container_id or t.exit_message,
+            )
+
+    def restart(self, t: Task, delay_s: float, restart: int, all_tasks: int = 0) -> None:
+        """Failed task ``t`` is restarted (before its reset): alone, or with every task (``all_tasks``)."""
+        what = f"restarting all {all_tasks} task(s), job restart {restart}" if all_tasks else f"restart {restart}"
+        self.record(
+            TASK_RESTART,
+            f"{t.name} failed ({why(t)}) on {t.host or 'unknown host'}; {what} in {delay_s:.0f} s",
+            t.name,
+            t.host,
+        )
+
+    def decided(self, table: TaskTable, outcome: tuple[str, str]) -> None:
+        """The job is decided: the failure that ends it, if a task's (the first, as TaskTable.outcome finds it)."""
+        if outcome[0] != "FAILED":
+            return
+        for t in table.tasks:
+            if t.state in (TaskState.FAILED, TaskState.KILLED) and t.role not in table.tolerated:
+                after = f" after {t.restarts} restart(s)" if t.restarts else ""
+                self.record(
+                    TASK_FAILED,
+                    f"{t.name} failed ({why(t)}) on {t.host or 'unknown host'}{after}; the job fails",
+                    t.name,
+                    t.host,
+                )
+                return
+
+    def job_end(self, status: str, diagnostics: str) -> None:
+        self.record(JOB_END, f"job {status}: {diagnostics}" if diagnostics else f"job {status}")
+
+    def close(self, wait_s: float | None = None) -> bool:
+        """Before the AM shuts down: the queued hooks (job_end's last) run, within ``wait_s``
+        (default: one hook's limit and a grace)."""
+        if not self.hook:
+            return True
+        return self.hook.close(HOOK_TIMEOUT_S + CLOSE_GRACE_S if wait_s is None else wait_s)
