@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+import time
 from typing import Any
 
 # --- client-side environment -------------------------------------------------
@@ -141,9 +143,29 @@ def kv_task_snapshot(role: str, index: int) -> str:
     return f"{KV_SNAPSHOT_PREFIX}{task_name(role, index)}"
 
 
-def snapshot_uri(dest: str, stamp: str) -> str:
-    """Where a mid-run snapshot of an output goes: beside the final destination."""
-    return f"{dest.rstrip('/')}.snapshots/{stamp}"
+def snapshot_uri(dest: str, name: str) -> str:
+    """Where a mid-run snapshot of an output goes: beside the final destination (name: snapshot_name)."""
+    return f"{snapshots_uri(dest)}/{name}"
+
+
+def snapshots_uri(dest: str) -> str:
+    """The dir holding every snapshot of the output published to ``dest``."""
+    return f"{dest.rstrip('/')}.snapshots"
+
+
+SNAPSHOT_STAMP = "%Y%m%dT%H%M%SZ"  # UTC, so names sort by time
+_SNAPSHOT_NAME_RE = re.compile(r"([0-9]{8}T[0-9]{6}Z)-(application_[0-9]+_[0-9]+)")
+
+
+def snapshot_name(app_id: str, when: float) -> str:
+    """A snapshot's dir name: ``<UTC stamp>-<app id>``, e.g. 20261203T194501Z-application_1733250000000_0003."""
+    return f"{time.strftime(SNAPSHOT_STAMP, time.gmtime(when))}-{app_id}"
+
+
+def parse_snapshot_name(name: str) -> tuple[str, str] | None:
+    """(UTC stamp, app id) of a snapshot_name; None for anything else (an upload in progress, a stray dir)."""
+    m = _SNAPSHOT_NAME_RE.fullmatch(name)
+    return (m.group(1), m.group(2)) if m else None
 
 
 def kv_task_gpus(role: str, index: int) -> str:
@@ -194,6 +216,7 @@ STAGES = (
     "process_started",
     "first_step",
 )
+STAGE_RESTORED = "restored"  # only a restarted output task that got its latest snapshot (--resume)
 
 
 def kv_task_keys(role: str, index: int) -> tuple[str, ...]:

@@ -241,6 +241,7 @@ class JobSpec:
     outputs: tuple[OutputSpec, ...] = ()
     overwrite: bool = False  # outputs may replace what exists at their destination
     save_every: int = 0  # seconds between mid-run output snapshots; 0 = only on `tfyarn save`
+    resume: bool = True  # a restarted output task first gets this job's latest snapshot into its output dirs
     download_threads: int = 10  # per container (XLearning's download.thread.nums)
     upload_threads: int = 10
     tensorboard: bool = False  # the AM runs TensorBoard on the tasks' $TFYARN_TENSORBOARD_DIR summaries
@@ -292,7 +293,7 @@ class JobSpec:
         if self.save_every and not self.outputs:
             raise SpecError("save_every: snapshots need an output (--output DIR:URI)")
         check_int(self.upload_threads, "upload_threads", 1)
-        for key in ("overwrite", "tensorboard"):
+        for key in ("overwrite", "tensorboard", "resume"):
             if not isinstance(getattr(self, key), bool):
                 raise SpecError(f"{key}: expected true or false, got {show(getattr(self, key))}")
         for i, inp in enumerate(self.inputs):

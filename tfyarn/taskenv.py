@@ -27,6 +27,7 @@ class StagingPlan:
     download_threads: int = 10
     upload_threads: int = 10
     save_every: int = 0
+    resume: bool = True  # a restarted output task first gets its outputs' latest snapshot of this job
 
     def to_env(self) -> str:
         return protocol.encode_env(
@@ -38,6 +39,7 @@ class StagingPlan:
                 "download_threads": self.download_threads,
                 "upload_threads": self.upload_threads,
                 "save_every": self.save_every,
+                "resume": self.resume,
             }
         )
 
@@ -54,6 +56,7 @@ class StagingPlan:
             d["download_threads"],
             d["upload_threads"],
             d["save_every"],
+            d.get("resume", True),  # a plan made before resume existed (a running job's AM)
         )
 
 
@@ -76,6 +79,7 @@ def staging_plan(job: JobSpec, role: str, index: int) -> StagingPlan:
         download_threads=job.download_threads,
         upload_threads=job.upload_threads,
         save_every=job.save_every,
+        resume=job.resume,
     )
 
 

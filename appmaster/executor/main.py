@@ -22,6 +22,7 @@ import skein
 
 from appmaster.executor import gpus, process
 from appmaster.executor.monitor import Monitor, Timeline
+from appmaster.executor.restore import restore_outputs
 from appmaster.executor.staging import publish_outputs, publish_snapshot, stage_inputs
 from appmaster.executor.threads import thread_env
 from tfyarn import frameworks, logfmt, nodegpus, protocol, taskenv, wire
@@ -173,6 +174,13 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
         log.error(msg)
         return report_exit(app, role, index, process.Outcome(protocol.EXIT_STAGING_FAILED, msg))
     timeline.stamp("inputs_staged")
+    try:  # a restarted output task: this job's latest snapshot, so training resumes
+        if restore_outputs(staging, workdir, app.id):
+            timeline.stamp(protocol.STAGE_RESTORED)
+    except Exception as e:  # never silently train from scratch
+        msg = f"restoring the latest snapshot failed (--no-resume starts over instead): {type(e).__name__}: {e}"
+        log.error(msg)
+        return report_exit(app, role, index, process.Outcome(protocol.EXIT_STAGING_FAILED, msg))
 
     sock = reserve_port(os.environ.get(protocol.ENV_PREVIOUS_ADDRESS, ""))
     address = f"{advertised_host()}:{sock.getsockname()[1]}"

@@ -64,21 +64,22 @@ def publish_outputs(plan: StagingPlan, workdir: str, run_id: str) -> float:
 
 
 def publish_snapshot(plan: StagingPlan, workdir: str, run_id: str) -> list[str]:
-    """Upload the outputs as they are now, each to <dest>.snapshots/<UTC time>; return the URIs.
+    """Upload the outputs as they are now, each to <dest>.snapshots/<UTC time>-<app id>; return the URIs.
 
     The command keeps writing meanwhile, so a snapshot is as consistent as the
     files were while they were read (write checkpoints by rename to be safe).
+    A restarted output task gets the latest one back (appmaster.executor.restore).
     """
     from tfyarn.storage import locate, parse_uri, publish
 
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    name = protocol.snapshot_name(run_id, time.time())
     uris = []
     for out in plan.outputs:
         local = os.path.abspath(os.path.join(workdir, out["src"]))
         if not os.path.exists(local):
             continue
-        dest = locate(parse_uri(protocol.snapshot_uri(out["dest"], stamp)))
-        publish(locate(parse_uri(local)), dest, f"{run_id}-{stamp}", threads=plan.upload_threads)
+        dest = locate(parse_uri(protocol.snapshot_uri(out["dest"], name)))
+        publish(locate(parse_uri(local)), dest, name, threads=plan.upload_threads)
         _log(f"snapshot of {out['src']} published to {dest.uri}")
         uris.append(str(dest.uri))
     return uris

@@ -212,6 +212,13 @@ def _role_options(f: Any) -> Any:
     "(also on demand: tfyarn save APP_ID).",
 )
 @click.option(
+    "--resume/--no-resume",
+    default=None,
+    help="A restarted output task (its own restart, an 'all' restart, a new AM attempt) first gets the job's "
+    "latest --save-every snapshot in its output dir; your script restores from it (README: Checkpoints and "
+    "models). --no-resume: it starts from an empty dir. Default: resume.",
+)
+@click.option(
     "--download-threads",
     type=click.IntRange(min=1),
     default=None,
@@ -325,6 +332,9 @@ def submit(
     3 cluster unreachable, 4 job FAILED or KILLED (with --wait), 1 other errors.
     """
     input_mode = opts.pop("input_mode")
+    resume = opts.pop("resume")
+    if resume is not None:  # the spec key `resume`; a --set resume=... given too still wins
+        sets = (("resume", "true" if resume else "false"), *sets)
     given = {k: v for k, v in opts.items() if ctx.get_parameter_source(k) != click.core.ParameterSource.DEFAULT}
     given = {k: v for k, v in given.items() if not (k in ("chief", "evaluator") and v == 0)}
     flagged: dict[str, str] = {}
