@@ -1,8 +1,9 @@
 """The ResourceManager's nodes (its /ws/v1/cluster/nodes REST answer), asked for and read here only.
 
-Three callers need them: the client's admission check (does a container fit
-the largest node), `tfyarn cluster status` (each node: state, resources
-total and used, containers) and the AM's allocation-timeout message (what is free). Both
+The callers: the client's admission check (does a container fit the largest
+node), `tfyarn cluster status` (each node: state, resources total and used,
+containers), `tfyarn nodes` (the same of any cluster, with health and tfyarn's
+tasks) and the AM's allocation-timeout message (what is free). Both
 sides import it, so it uses the stdlib only.
 """
 
@@ -45,6 +46,8 @@ class NodeCapacity:
     used_vcores: int = 0
     used_gpus: int = 0
     containers: int = 0  # running on the node now
+    health_report: str = ""  # the NodeManager's health checker's complaint ("" while healthy)
+    last_health_update_ms: int = 0  # when the RM last heard of the node's health (ms since the epoch)
 
     @property
     def host(self) -> str:
@@ -67,6 +70,8 @@ class NodeCapacity:
             int(node.get("usedVirtualCores", 0)),
             resource_gpus(node.get("usedResource")),
             int(node.get("numContainers", 0)),
+            health_report=str(node.get("healthReport") or ""),
+            last_health_update_ms=int(node.get("lastHealthUpdate") or 0),
         )
 
 
