@@ -45,6 +45,7 @@ SCRIPT = textwrap.dedent("""
                  for p in glob.glob("model/ckpt-*.index")]
         return [prefix for _, prefix in sorted(found, reverse=True) if glob.glob(prefix + ".data-*")]
 
+    resumed = False
     for prefix in newest_first():
         try:
             ckpt.restore(prefix, options=options).assert_existing_objects_matched()
@@ -52,6 +53,7 @@ SCRIPT = textwrap.dedent("""
             print(f"cannot restore {prefix}: {type(e).__name__}", flush=True)
             continue
         print(f"RESUMED FROM {int(step.numpy())} total {total.numpy():.1f}", flush=True)
+        resumed = True
         break
 
     @tf.function
@@ -63,7 +65,7 @@ SCRIPT = textwrap.dedent("""
         n = int(coordinator.schedule(train_step).fetch())
         print(f"STEP {n}", flush=True)
         manager.save(checkpoint_number=n, options=options)
-        time.sleep(0.4)
+        time.sleep(0.2 if resumed else 1.0)  # the first run slowly: the test kills it mid-training
     print(f"FINAL step {int(step.numpy())} total {total.numpy():.1f}", flush=True)
 """) % {"steps": STEPS}
 
@@ -118,7 +120,7 @@ def test_a_killed_ps_chief_resumes_from_its_latest_snapshot(cluster, yarn_apps, 
     app = app_id_from(sub.stdout)
     yarn_apps.append(app)
 
-    wait_for("a snapshot with checkpoints in it", lambda: snapshot_after_training_began(app), timeout_s=400, every_s=2)
+    wait_for("a snapshot with checkpoints in it", lambda: snapshot_after_training_began(app), timeout_s=400, every_s=1)
     first_log = chief_log(app)
     devices = re.search(r"^VARIABLES ON (.+)$", first_log, re.M)
     assert devices and all(d.startswith("/job:ps/") for d in devices.group(1).split()), first_log[-3000:]
