@@ -102,7 +102,7 @@ def _gang_timeout(*args: str) -> tuple[str, dict[str, Any]]:
 
 def _per_node(diagnostics: str) -> dict[str, tuple[int, int, int]]:
     """address -> (free MiB, free vcores, free GPUs), from the message's "(per node: ...)" part."""
-    m = re.search(r"\(per node: ([^)]*)\)", diagnostics)
+    m = re.search(r"\(per node: (.*?GPU\(s\))\)", diagnostics)
     assert m, diagnostics
     nodes = {}
     for part in m.group(1).split("; "):
