@@ -14,6 +14,8 @@ demo: up
 	@echo "Model (checkpoint + SavedModel): $(DEMO_MODEL)"
 
 # The whole test suite (lint and types, unit + integration on the real local cluster). CI runs this.
+# The suite's cluster has two nodes (127.0.0.1 and 127.0.0.2): tasks cross nodes as on a real cluster.
+test integration: NODES = 2
 test: lint up browser
 	$(PY) -m pytest tests -ra
 
@@ -40,6 +42,7 @@ bench: up
 	$(PY) benchmarks/staging.py
 
 # NODES=N runs N NodeManagers (node i on 127.0.0.i); fewer than run now stops the extra ones.
+# `make test` and `make integration` use 2; `make demo` and a plain `make up` keep 1.
 NODES ?= 1
 up: $(VENV)/.installed
 	$(TFYARN) cluster up --nodes $(NODES)

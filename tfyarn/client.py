@@ -32,7 +32,7 @@ from tfyarn.admission import (
     parse_nodes,
     parse_queues,
 )
-from tfyarn.errors import TfyarnError, UnreachableError
+from tfyarn.errors import SpecError, TfyarnError, UnreachableError
 from tfyarn.plan import TAG, PlanContext, plan
 from tfyarn.rest import FetchError, fetch, fetch_json, get
 from tfyarn.spec import JobSpec
@@ -179,6 +179,35 @@ class Client:
             except (FetchError, Unreadable) as e:
                 progress(f"Warning: could not read {what} from {url}: {e}; the job was not checked against them")
 
+    def placement_nodes(self, spec: JobSpec, progress: Callable[[str], None] = lambda _m: None) -> tuple[str, ...]:
+        """The job's allowed nodes, as the RM names them: its RUNNING nodes less ``exclude_nodes``.
+
+        Each gets a service per role (tfyarn.placement), through which the AM
+        places containers and steers restarts off lost nodes. A placement the
+        job asked for refuses to go on blind when the RM's nodes cannot be read.
+        """
+        url = hadoop_env.rm_web(self.hadoop.conf_dir)
+        asked = spec.placement != "yarn" or bool(spec.exclude_nodes)
+        try:
+            known = rmnodes.get_nodes(url, all_states=True)
+        except (FetchError, Unreadable) as e:
+            if asked:
+                key = "exclude_nodes" if spec.exclude_nodes else "placement"
+                raise SpecError(f"{key}: cannot read the ResourceManager's nodes from {url} ({e})") from None
+            progress(f"Warning: could not read the nodes from {url}: {e}; YARN alone places the tasks")
+            return ()
+        names = [n.host for n in known]
+        for host in spec.exclude_nodes:
+            if host not in names:
+                raise SpecError(
+                    f"exclude_nodes: the cluster has no node {host!r}; its nodes are {', '.join(names) or 'none'} "
+                    "(as `tfyarn cluster status` lists them)"
+                )
+        allowed = tuple(n.host for n in known if n.state == "RUNNING" and n.host not in spec.exclude_nodes)
+        if not allowed and spec.exclude_nodes:
+            raise SpecError("exclude_nodes: no RUNNING node is left to run the job; exclude fewer nodes")
+        return allowed
+
     def submit(self, spec: JobSpec, progress: Callable[[str], None] = lambda _m: None) -> str:
         """Check the job fits the cluster, ship its environment if asked, submit; return the application id."""
         self.admit(spec, progress)
@@ -186,7 +215,11 @@ class Client:
             from tfyarn.preflight import check_paths  # pyarrow and hdfs-native load only when needed
 
             check_paths(spec, self.hadoop.conf_dir)
-        ctx = dataclasses.replace(PlanContext.for_spec(spec), kerberized=hadoop_env.kerberized(self.hadoop.conf_dir))
+        ctx = dataclasses.replace(
+            PlanContext.for_spec(spec),
+            kerberized=hadoop_env.kerberized(self.hadoop.conf_dir),
+            nodes=self.placement_nodes(spec, progress),
+        )
         if ctx.shipped_env or ctx.shipped_code:
             from tfyarn import pyenv
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import skein
 
-from tfyarn import protocol
-from tfyarn.spec import JobSpec
+from tfyarn import placement, protocol
+from tfyarn.spec import JobSpec, RoleSpec
 
 if TYPE_CHECKING:
     from tfyarn.pyenv import PackedEnv
@@ -49,6 +49,9 @@ class PlanContext:
     env_archive: str = ""  # python_env packed or an archive: its cached copy, localized as pyenv.ARCHIVE_DIR
     code_archive: str = ""  # --code: its cached archive, localized as pyenv.CODE_DIR
     kerberized: bool = False  # the web UI can tell users apart, so its ACL is enforced
+    # The job's allowed nodes as the RM names them (its RUNNING nodes at submit, less exclude_nodes):
+    # each gets a <role>@<host> service per role (tfyarn.placement). Empty: the RM was not asked.
+    nodes: tuple[str, ...] = ()
     # What is shipped, as planned (scanned once): the submit uploads exactly these.
     shipped_env: PackedEnv | None = None
     shipped_code: PackedEnv | None = None
@@ -72,44 +75,44 @@ class PlanContext:
         return cls(python=sys.executable, code_archive=code_archive, shipped_code=code)
 
 
-def _script(ctx: PlanContext, module: str) -> str:
-    return f"exec {shlex.quote(ctx.python)} -m {module}\n"
+def _script(ctx: PlanContext, module: str, log_as: str = "") -> str:
+    """The container's script; ``log_as``: write the log as <role>.log, where every reader looks for it
+    (skein names it after the service, and a <role>@<host> service is still the role's)."""
+    redirect = f'exec >>"${{LOG_DIRS%%,*}}/{log_as}.log" 2>&1\n' if log_as else ""
+    return f"{redirect}exec {shlex.quote(ctx.python)} -m {module}\n"
 
 
 def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
     """The YARN application that runs ``spec``."""
-    # The user's --env never goes here: YARN writes these into the container's launch script
-    # unquoted. It travels inside the encoded job spec, and the executor sets it (protocol.ENV_USER_ENV).
     common_env = {"PYTHONUNBUFFERED": "1"}
-    from tfyarn.pyenv import ARCHIVE_DIR, CODE_DIR
+    from tfyarn.pyenv import ARCHIVE_DIR
 
     env_files = {ARCHIVE_DIR: skein.File(source=ctx.env_archive, type="archive")} if ctx.env_archive else {}
-    files = {os.path.basename(f.rstrip("/")): skein.File(source=os.path.abspath(f)) for f in spec.files}
-    files.update(env_files)
-    if ctx.code_archive:
-        files[CODE_DIR] = skein.File(source=ctx.code_archive, type="archive")
     job_env = {protocol.ENV_JOB: protocol.encode_env(spec.to_dict())}
-    task_common_env = {**common_env, **job_env}  # the executor derives its task from it
-    services = {
-        role.name: skein.Service(
-            resources=skein.Resources(memory=role.memory_mb, vcores=role.vcores, gpus=role.gpus),
-            script=_script(ctx, "appmaster.executor"),
-            instances=role.instances,
-            max_restarts=0,
-            # The tfyarn AM decides what a failed task means for the job.
-            allow_failures=True,
-            node_label=role.node_label or spec.node_label,
-            env=task_common_env,
-            files=files,
-        )
-        for role in spec.roles.values()
-        if role.instances
-    }
+    # YARN places the first containers (skein asks for them before the AM script starts) unless
+    # the job places them itself: then the AM asks from the <role>@<host> services.
+    yarn_places = spec.placement == placement.YARN
+    per_node = bool(ctx.nodes) and (len(ctx.nodes) > 1 or bool(spec.exclude_nodes) or not yarn_places)
+    services = {}
+    for role in spec.roles.values():
+        if not role.instances:
+            continue
+        allowed = ctx.nodes if spec.exclude_nodes else ()
+        services[role.name] = _service(spec, role, ctx, job_env, role.instances if yarn_places else 0, allowed)
+        if per_node:
+            for host in ctx.nodes:
+                name = placement.node_service(role.name, host)
+                services[name] = _service(spec, role, ctx, job_env, 0, (host,), log_as=role.name)
     master = skein.Master(
         resources=skein.Resources(memory=spec.am_container_mb, vcores=1),
         script=_script(ctx, "appmaster.am"),
         files=env_files,
-        env={**common_env, **job_env, "JAVA_TOOL_OPTIONS": AM_JAVA_OPTIONS},
+        env={
+            **common_env,
+            **job_env,
+            "JAVA_TOOL_OPTIONS": AM_JAVA_OPTIONS,
+            **({protocol.ENV_NODE_HOSTS: ",".join(ctx.nodes)} if per_node else {}),
+        },
     )
     tags = [TAG, f"framework:{spec.framework}", *spec.tags]
     return skein.ApplicationSpec(
@@ -121,6 +124,40 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
         max_attempts=spec.max_attempts,
         node_label=spec.node_label,
         acls=acls(spec, ctx),
+    )
+
+
+def _service(
+    spec: JobSpec,
+    role: RoleSpec,
+    ctx: PlanContext,
+    job_env: dict[str, str],
+    instances: int,
+    nodes: tuple[str, ...],
+    log_as: str = "",
+) -> skein.Service:
+    """One service of ``role``'s tasks; ``nodes``: only these hosts (else any)."""
+    from tfyarn.pyenv import ARCHIVE_DIR, CODE_DIR
+
+    files = {os.path.basename(f.rstrip("/")): skein.File(source=os.path.abspath(f)) for f in spec.files}
+    if ctx.env_archive:
+        files[ARCHIVE_DIR] = skein.File(source=ctx.env_archive, type="archive")
+    if ctx.code_archive:
+        files[CODE_DIR] = skein.File(source=ctx.code_archive, type="archive")
+    # The user's --env never goes here: YARN writes these into the container's launch script
+    # unquoted. It travels inside the encoded job spec, and the executor sets it (protocol.ENV_USER_ENV).
+    env = {"PYTHONUNBUFFERED": "1", **job_env}
+    return skein.Service(
+        resources=skein.Resources(memory=role.memory_mb, vcores=role.vcores, gpus=role.gpus),
+        script=_script(ctx, "appmaster.executor", log_as),
+        instances=instances,
+        max_restarts=0,
+        allow_failures=True,  # the tfyarn AM decides what a failed task means for the job
+        node_label=role.node_label or spec.node_label,
+        nodes=list(nodes),
+        relax_locality=False,  # with nodes: only those; without (as before): any node
+        env=env,  # the executor derives its task from the job spec and its container id
+        files=files,
     )
 
 

@@ -57,6 +57,7 @@ YARN_CONTAINER_ENV = (
 ENV_JOB = "TFYARN_JOB"  # the job spec, encode_env()d (task containers get it too: see tfyarn.taskenv)
 ENV_SUBMIT_TIME = "TFYARN_SUBMIT_TIME"  # epoch seconds when the client submitted (the timeline's origin)
 ENV_RM_WEB = "TFYARN_RM_WEB"  # the ResourceManager's web address: the AM asks it what the cluster has free
+ENV_NODE_HOSTS = "TFYARN_NODE_HOSTS"  # the AM's: the job's allowed nodes, one <role>@<host> service each
 
 # --- set by the AM on each task container it asks for (tfyarn.taskenv) ---------
 # The gang's first containers, which YARN starts from the application spec, derive them.

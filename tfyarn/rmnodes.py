@@ -48,6 +48,7 @@ class NodeCapacity:
     containers: int = 0  # running on the node now
     health_report: str = ""  # the NodeManager's health checker's complaint ("" while healthy)
     last_health_update_ms: int = 0  # when the RM last heard of the node's health (ms since the epoch)
+    http_address: str = ""  # its NodeManager's web address, host:port
 
     @property
     def host(self) -> str:
@@ -72,6 +73,7 @@ class NodeCapacity:
             int(node.get("numContainers", 0)),
             health_report=str(node.get("healthReport") or ""),
             last_health_update_ms=int(node.get("lastHealthUpdate") or 0),
+            http_address=str(node.get("nodeHTTPAddress") or ""),
         )
 
 

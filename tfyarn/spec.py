@@ -36,6 +36,8 @@ __all__ = ["JobSpec", "RoleSpec", "InputSpec", "OutputSpec", "parse_memory", "sh
 
 RESTART_POLICIES = ("never", "on-failure", "all")  # see RoleSpec.restart_policy
 PYTHON_ENVS = ("local", "packed")  # see tfyarn.plan.PlanContext and tfyarn.pyenv
+PLACEMENTS = ("yarn", "spread", "pack")  # see tfyarn.placement
+_HOST_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
 _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,62}")  # role names: also YARN service names
 
 
@@ -250,10 +252,12 @@ class JobSpec:
     view_acls: tuple[str, ...] = ()  # users besides the owner who may view the job (YARN ACL)
     modify_acls: tuple[str, ...] = ()  # users besides the owner who may kill it
     on_event: str = ""  # a /bin/sh command the AM runs per job event, its JSON on stdin (appmaster.am.events)
+    placement: str = "yarn"  # yarn (YARN's choice) | spread (a role's tasks on distinct nodes) | pack
+    exclude_nodes: tuple[str, ...] = ()  # hosts (as the RM names them) no task of the job may run on
 
     def validate(self) -> JobSpec:
         """Raise SpecError naming the first field that is wrong; return self."""
-        for key in ("name", "framework", "queue", "node_label", "python_env", "code"):
+        for key in ("name", "framework", "queue", "node_label", "python_env", "code", "placement"):
             check_text(getattr(self, key), key)
         for i, arg in enumerate(check_tuple(self.command, "command")):
             check_text(arg, f"command[{i}]", multiline=True)
@@ -310,6 +314,11 @@ class JobSpec:
             for user in check_tuple(getattr(self, key), key):
                 if user != "*" and not (isinstance(user, str) and _USER_RE.fullmatch(user)):
                     raise SpecError(f"{key}: {show(user)} is not a user name (or *)")
+        if self.placement not in PLACEMENTS:
+            raise SpecError(f"placement: {show(self.placement)} is not one of {', '.join(PLACEMENTS)}")
+        for host in check_tuple(self.exclude_nodes, "exclude_nodes"):
+            if not (isinstance(host, str) and _HOST_RE.fullmatch(host)):
+                raise SpecError(f"exclude_nodes: {show(host)} is not a host name (as `tfyarn cluster status` lists it)")
         return self
 
     @property
@@ -348,6 +357,7 @@ class JobSpec:
         d["tags"] = list(self.tags)
         d["files"] = list(self.files)
         d["view_acls"], d["modify_acls"] = list(self.view_acls), list(self.modify_acls)
+        d["exclude_nodes"] = list(self.exclude_nodes)
         d["inputs"] = [asdict(i) for i in self.inputs]
         d["outputs"] = [asdict(o) for o in self.outputs]
         d["roles"] = {
@@ -369,7 +379,7 @@ class JobSpec:
         values["command"] = str_list(values.get("command", ()), "command")
         values["tags"] = str_list(values.get("tags", ()), "tags")
         values["files"] = str_list(values.get("files", ()), "files")
-        for key in ("view_acls", "modify_acls"):
+        for key in ("view_acls", "modify_acls", "exclude_nodes"):
             values[key] = str_list(values.get(key, ()), key)
         values["inputs"] = tuple(_sub(InputSpec, x, f"inputs[{i}]") for i, x in enumerate(list_of(values, "inputs")))
         values["outputs"] = tuple(

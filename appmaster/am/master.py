@@ -19,7 +19,7 @@ from typing import Any
 
 import skein
 
-from appmaster.am import events, fit, gpus
+from appmaster.am import events, fit, gpus, placing
 from appmaster.am.tasks import RESTART, RESTART_ALL, Task, TaskTable
 from appmaster.am.tensorboard import TensorBoard
 from appmaster.am.web import StatusServer
@@ -44,10 +44,11 @@ def am_attempt() -> int:
         return 1
 
 
-def request_container(app: skein.ApplicationClient, job: JobSpec, task: Task, now: float) -> None:
-    """Ask YARN for one container running ``task``'s executor (a restart: the first ones come with the app)."""
+def request_container(app: skein.ApplicationClient, job: JobSpec, task: Task, now: float, service: str = "") -> None:
+    """Ask YARN for one container running ``task``'s executor, from ``service`` (a <role>@<host> one
+    names its node; tfyarn.placement), else from the role's own."""
     env = taskenv.task_env(job, task.role, task.index, app.id, task.previous_address)
-    container = app.add_container(task.role, env=env)
+    container = app.add_container(service or task.role, env=env)
     task.container_id = container.id
     task.state = TaskState.REQUESTED
     task.requested_at, task.restart_at = now, None
@@ -257,7 +258,13 @@ class Job:
 
 def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str, str]:
     table, spec = job.table, job.spec
-    adopt_initial(table, time.time())
+    placer = placing.Placer.from_env(spec)
+    if placer.places_initial:  # the plan asked for none of them: they go where placement says
+        first = placer.initial(table)
+        for task in table.tasks:
+            request_container(app, spec, task, time.time(), first[task.name])
+    else:
+        adopt_initial(table, time.time())
     log.info(f"following the {len(table.tasks)} container(s) of job {spec.name!r}")
     pool, bound = gpus.DevicePool(), set[str]()
     last: tuple[Any, ...] = ()
@@ -267,9 +274,11 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
         time.sleep(STEADY_POLL_S if steady else POLL_S)
         now = time.time()
         sync(app, table)
+        for t in table.failed():
+            placer.note_failure(t)
         handle_failures(app, job, pool, bound, now)
         for task in table.due_restarts(now):
-            request_container(app, spec, task, now)
+            request_container(app, spec, task, now, placer.restart_service(task, table))
         bind_gpus(app, table, pool, bound)
         if "rendezvous" not in job.timeline and table.all_registered():
             app.kv[protocol.KV_CLUSTER] = wire.ClusterView.of(table.cluster_view()).to_json().encode()

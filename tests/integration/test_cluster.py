@@ -1,8 +1,9 @@
-"""The local cluster itself: four real daemons, their commands, and an idempotent `up`."""
+"""The local cluster itself: four real daemons (and node 2's NodeManager), their commands, an idempotent `up`."""
 import json
 import urllib.request
 
 from tests.integration.conftest import hadoop, tfyarn
+from tests.integration.nodes import running_nodes
 
 
 def test_status_lists_four_running_daemons(cluster):
@@ -11,7 +12,7 @@ def test_status_lists_four_running_daemons(cluster):
     for name in ("namenode", "datanode", "resourcemanager", "nodemanager"):
         assert f"{name}" in res.stdout and "running (pid" in res.stdout
     data = json.loads(tfyarn("cluster", "status", "--json").stdout)
-    assert data["running_nodemanagers"] == 1 and data["live_datanodes"] == 1
+    assert data["running_nodemanagers"] == len(running_nodes()) == data["node_count"] and data["live_datanodes"] == 1
     assert data["hdfs_safemode"] is False
 
 
@@ -36,7 +37,8 @@ def test_up_is_idempotent(cluster):
     before = {d.name: d.pid for d in cluster.status().daemons}
     res = tfyarn("cluster", "up")
     assert res.returncode == 0, res.stderr
-    assert res.stderr.count("already running") == 4
+    extra_nodes = len(running_nodes()) - 1  # each one's NodeManager says so too
+    assert res.stderr.count("already running") == 4 + extra_nodes
     assert {d.name: d.pid for d in cluster.status().daemons} == before
 
 

@@ -1,15 +1,24 @@
-"""The three examples, run by their own submit.sh on the real cluster, checked for real distributed training."""
+"""The three examples, run by their own submit.sh on the real cluster, checked for real distributed training.
+
+They run on two nodes with `--placement spread`, so each job has tasks on
+both: every check below holds across nodes. Their model dirs are in $HOME,
+a path every node sees (like a shared home dir); node 2's /tmp is its own.
+"""
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, wait_for
+from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, status_json, wait_for
+from tests.integration.nodes import NODE2, ip, two_nodes  # noqa: F401
 
 RUNS = {"ps": "tensorflow/ps_strategy", "mwms": "tensorflow/multi_worker_mirrored", "ddp": "pytorch/ddp"}
 SMALL = {"ps": ["--epochs", "3", "--steps-per-epoch", "20"], "mwms": ["--epochs", "3"], "ddp": ["--epochs", "4"]}
@@ -25,12 +34,13 @@ def results(app_id: str, expected: int, timeout_s: float = 60) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def runs(cluster, tmp_path_factory) -> dict[str, dict]:
+def runs(two_nodes) -> Iterator[dict[str, dict]]:
     """All three examples submitted side by side, each followed to its end."""
-    env = {**os.environ, "TFYARN": f"{sys.executable} -m tfyarn"}
+    env = {**os.environ, "TFYARN": f"{sys.executable} -m tfyarn", "TFYARN_SUBMIT_FLAGS": "--placement spread"}
+    base = Path.home() / ".tfyarn" / "test-models" / uuid.uuid4().hex
     procs = {}
     for key, example in RUNS.items():
-        model_dir = tmp_path_factory.mktemp(key) / "model"
+        model_dir = base / key / "model"
         procs[key] = (model_dir, subprocess.Popen(
             ["bash", str(EXAMPLES / example / "submit.sh"), "--model-dir", str(model_dir), *SMALL[key]],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
@@ -39,7 +49,17 @@ def runs(cluster, tmp_path_factory) -> dict[str, dict]:
         stdout, stderr = proc.communicate(timeout=900)
         out[key] = {"rc": proc.returncode, "stdout": stdout, "stderr": stderr, "model_dir": model_dir,
                     "app": app_id_from(stdout + stderr)}
-    return out
+    yield out
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("key", list(RUNS))
+def test_each_example_ran_on_both_nodes(runs, key):
+    """`--placement spread`: every job has tasks on node 1 and node 2, as its status shows."""
+    tasks = status_json(runs[key]["app"])["tasks"]
+    hosts = sorted({t["host"] for t in tasks})
+    print(f"{RUNS[key]}: " + ", ".join(f"{t['name']} on {t['host']}" for t in tasks))
+    assert {ip(h) for h in hosts} == {"127.0.0.1", NODE2}, hosts
 
 
 def test_ps_strategy_trains_with_variables_on_the_ps(runs, yarn_apps):

@@ -1,11 +1,9 @@
 """Two nodes on one machine: node 2 is its own host (127.0.0.2) with its own dirs, GPUs and /tmp.
 
-The module grows the suite's cluster to two nodes (`cluster up --nodes 2`)
-and shrinks it back to one at the end, so the other test files still see
-the single node they were written for.
+The `two_nodes` fixture (tests/integration/nodes.py) gives the suite's
+cluster its two nodes when it has fewer.
 """
 import json
-import socket
 import urllib.request
 import uuid
 from pathlib import Path
@@ -13,36 +11,11 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import app_id_from, status_json, tfyarn, wait_for
-
-NODE2 = "127.0.0.2"
-
-
-def ip(name: str) -> str:
-    """Node 1 registers as ``localhost`` (127.0.0.1's name); node 2's address has no name."""
-    return socket.gethostbyname(name)
-
-
-def rm_nodes() -> list[dict]:
-    with urllib.request.urlopen("http://127.0.0.1:8088/ws/v1/cluster/nodes", timeout=5) as r:
-        return (json.load(r)["nodes"] or {}).get("node") or []
-
-
-def gpus_of(node: dict) -> int:
-    infos = node["totalResource"]["resourceInformations"]["resourceInformation"]
-    return {i["name"]: i["value"] for i in infos}["yarn.io/gpu"]
-
-
-@pytest.fixture(scope="module")
-def two_nodes(cluster):
-    res = tfyarn("cluster", "up", "--nodes", "2")
-    assert res.returncode == 0, res.stdout + res.stderr
-    yield cluster
-    back = tfyarn("cluster", "up", "--nodes", "1")
-    assert back.returncode == 0, back.stdout + back.stderr
+from tests.integration.nodes import NODE2, ensure_nodes, gpus_of, ip, rm_nodes, running_nodes, two_nodes  # noqa: F401
 
 
 def test_the_rm_lists_two_running_nodes_with_their_own_addresses_and_gpus(two_nodes):
-    running = {ip(n["nodeHostName"]): n for n in rm_nodes() if n["state"] == "RUNNING"}
+    running = running_nodes()
     assert set(running) == {"127.0.0.1", NODE2}
     assert running[NODE2]["id"] == f"{NODE2}:8041" and running[NODE2]["nodeHTTPAddress"] == f"{NODE2}:8042"
     assert [gpus_of(n) for n in running.values()] == [4, 4]
@@ -107,8 +80,16 @@ def _task_output(app: str, task: str) -> dict[str, str] | None:
     return found if len(found) == 2 else None
 
 
+@pytest.mark.disruptive  # stops node 2 while other files' jobs might run there: runs after them
 def test_up_with_fewer_nodes_stops_node_2_and_the_rm_drops_it(two_nodes):
     res = tfyarn("cluster", "up", "--nodes", "1")
+    try:
+        _check_node_2_stopped(res)
+    finally:
+        ensure_nodes(2)  # the suite's default
+
+
+def _check_node_2_stopped(res) -> None:
     assert res.returncode == 0, res.stdout + res.stderr
     assert "Stopped node 2" in res.stderr
     node2 = wait_for("the RM to stop listing node 2 as RUNNING",

@@ -12,6 +12,7 @@ import pytest
 
 from tests.integration.conftest import EXAMPLES, app_id_from, hadoop, status_json, tfyarn, wait_for
 from tests.integration.procs import container_pids, job_processes, kill_9, wait_none_left
+from tests.integration.nodes import running_nodes
 from tfyarn import nodegpus
 from tfyarn.rest import fetch_json
 
@@ -62,8 +63,10 @@ def gpus_in_use(cluster) -> int:  # type: ignore[no-untyped-def]
 
 
 def test_more_gpus_than_free_fails_after_the_allocation_timeout_and_holds_nothing(cluster, yarn_apps):
+    """One more 3-GPU worker than the cluster's 4-GPU nodes: each node holds one, the last fits nowhere."""
+    nodes = len(running_nodes())
     t0 = time.monotonic()
-    res = tfyarn("submit", "--name", "too-many-gpus", "--num-workers", "2", "--worker-gpus", "3",
+    res = tfyarn("submit", "--name", "too-many-gpus", "--num-workers", str(nodes + 1), "--worker-gpus", "3",
                  "--worker-memory", "512m", "--allocation-timeout", "15", "--wait",
                  "--", "python", "-c", "import time; time.sleep(600)", timeout=300)
     app = app_id_from(res.stdout + res.stderr)
@@ -71,8 +74,9 @@ def test_more_gpus_than_free_fails_after_the_allocation_timeout_and_holds_nothin
     assert res.returncode == 4, res.stdout + res.stderr
     assert time.monotonic() - t0 < 120
     diag = status_json(app)["diagnostics"]
-    assert "1 of 2 worker container(s) not allocated after 15 s (each asks 512 MiB, 1 vcore(s), 3 GPU(s))" in diag
-    assert "1 of 4 GPU(s) free" in diag, diag  # the cluster's 4 stand-in GPUs, 3 held by the other worker
+    assert (f"1 of {nodes + 1} worker container(s) not allocated after 15 s "
+            "(each asks 512 MiB, 1 vcore(s), 3 GPU(s))") in diag
+    assert f"{nodes} of {4 * nodes} GPU(s) free" in diag, diag  # 4 stand-in GPUs per node, 3 held by a worker
     assert ("worker needs 1 x (512 MiB, 1 vcore(s), 3 GPU(s)) on single nodes and 0 fit: "
             "the cluster has too little free") in diag, diag
     wait_for("the job's GPUs to be released", lambda: gpus_in_use(cluster) == 0, timeout_s=30)

@@ -45,6 +45,8 @@ FLAG_KEYS: dict[str, str] = {
     "view_acls": "--view-acl",
     "modify_acls": "--modify-acl",
     "on_event": "--on-event",
+    "placement": "--placement",
+    "exclude_nodes": "--exclude-node",
     "roles.worker.instances": "--num-workers",
     "roles.ps.instances": "--num-ps",
     "roles.chief.instances": "--chief",
@@ -74,10 +76,11 @@ _PARAM_KEYS.update(
         "output": "outputs",
         "view_acl": "view_acls",
         "modify_acl": "modify_acls",
+        "exclude_node": "exclude_nodes",
     }
 )
 # list keys whose flags add to what the YAML file already has
-_APPENDED = ("file", "tag", "input", "output", "view_acl", "modify_acl")
+_APPENDED = ("file", "tag", "input", "output", "view_acl", "modify_acl", "exclude_node")
 
 
 def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:

@@ -19,7 +19,7 @@ from tfyarn.errors import JobFailed, SpecError
 from tfyarn.frameworks import KNOWN_ROLES as ROLES
 from tfyarn.frameworks import NAMES as FRAMEWORKS
 from tfyarn.nodegpus import GPU
-from tfyarn.spec import INPUT_MODES, RESTART_POLICIES, TENSORBOARD_AM_MEMORY_MB
+from tfyarn.spec import INPUT_MODES, PLACEMENTS, RESTART_POLICIES, TENSORBOARD_AM_MEMORY_MB
 from tfyarn.wire import StatusDoc
 
 
@@ -299,6 +299,22 @@ def _role_options(f: Any) -> Any:
     "task_failed, job_end. The event's JSON ({kind, time, task, host, message}) is on its stdin "
     "and in $TFYARN_EVENT; at most 30 s a run; a failing hook never fails the job. E.g. "
     "--on-event 'curl -sf -X POST --data-binary @- https://alerts.example/tfyarn'",
+)
+@click.option(
+    "--placement",
+    type=click.Choice(PLACEMENTS),
+    default=None,
+    help="Where tasks go: yarn (YARN decides), spread (a role's tasks on distinct nodes, e.g. one DDP "
+    "rank group per node; a lost node takes as few as it can), pack (as few nodes as they fit on). "
+    "spread and pack start from the AM's node. " + default_help("placement"),
+)
+@click.option(
+    "--exclude-node",
+    "exclude_node",
+    multiple=True,
+    metavar="HOST",
+    help="Keep every task off this node, named as `tfyarn cluster status` or the RM lists it (repeatable). "
+    "A restarted task also avoids nodes where a container of the job was lost.",
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan (YAML) without contacting YARN.")
 @click.option("--wait", is_flag=True, help="Follow the job; exit 0 only if it SUCCEEDED.")

@@ -191,6 +191,10 @@ def capacity_scheduler() -> dict[str, str]:
         f"{root}.default.maximum-capacity": "100",
         f"{root}.research.capacity": "30",
         f"{root}.research.maximum-capacity": "100",
+        # One user may fill a queue up to its maximum capacity (the factor's default, 1, stops
+        # them at the queue's share: 5 of 2 nodes' 8 GPUs, and then every AM of theirs waits).
+        f"{root}.default.user-limit-factor": "2",
+        f"{root}.research.user-limit-factor": "4",
         "yarn.scheduler.capacity.maximum-am-resource-percent": "0.5",
         # Required for GPUs to count in scheduling decisions.
         "yarn.scheduler.capacity.resource-calculator": _DOMINANT_RESOURCES,
