@@ -52,13 +52,13 @@ def test_pytorch_env_is_what_torchrun_sets_for_one_process_per_container():
                    "ROLE_RANK": "1", "ROLE_WORLD_SIZE": "2"}
 
 
-def test_several_processes_go_through_torchrun_with_c10d_on_rank_0():
+def test_several_processes_go_through_torchrun_with_a_static_rendezvous_on_rank_0():
     view = {"worker": ["a:29500", "b:29501"]}
     env = PYTORCH.task_env("worker", 0, view, nproc=4)
     assert "RANK" not in env and env["NODE_RANK"] == "0"  # torchrun sets per-process ranks
     cmd = PYTORCH.wrap_command(["python3", "train.py", "--lr", "1"], 1, view, 4, "app_7")
     assert cmd == ["python", "-m", "torch.distributed.run", "--nnodes=2", "--nproc-per-node=4", "--node-rank=1",
-                   "--rdzv-backend=c10d", "--rdzv-endpoint=a:29500", "--rdzv-id=app_7", "train.py", "--lr", "1"]
+                   "--rdzv-backend=static", "--master-addr=a", "--master-port=29500", "--rdzv-id=app_7", "train.py", "--lr", "1"]
     assert PYTORCH.wrap_command(["./run.sh"], 0, view, 2, "x")[-2:] == ["--no-python", "./run.sh"]
     assert PYTORCH.wrap_command(["python", "-m", "pkg.train"], 0, view, 2, "x")[-2:] == ["-m", "pkg.train"]
     assert PYTORCH.wrap_command(["python", "t.py"], 0, view, 1, "x") == ["python", "t.py"]

@@ -82,11 +82,15 @@ class PyTorch(Framework):
     def wrap_command(self, command: Sequence[str], index: int, view: ClusterView, nproc: int, run_id: str) -> list[str]:
         """The user's command, wrapped in ``torch.distributed.run`` when a container runs several processes.
 
-        The c10d rendezvous lives on the rank-0 container's reserved port.
+        Static rendezvous on the rank-0 container's reserved port: container i's
+        processes are ranks i*nproc .. i*nproc+nproc-1, one rank group per
+        container. (Under c10d rendezvous torchrun ignores --node-rank and
+        numbers the containers by host name and process id.)
         """
         if nproc == 1:
             return list(command)
         workers = list(view["worker"])
+        master_addr, master_port = workers[0].rsplit(":", 1)
         launcher = [
             "python",
             "-m",
@@ -94,8 +98,9 @@ class PyTorch(Framework):
             f"--nnodes={len(workers)}",
             f"--nproc-per-node={nproc}",
             f"--node-rank={index}",
-            "--rdzv-backend=c10d",
-            f"--rdzv-endpoint={workers[0]}",
+            "--rdzv-backend=static",
+            f"--master-addr={master_addr}",
+            f"--master-port={master_port}",
             f"--rdzv-id={run_id}",
         ]
         if os.path.basename(command[0]).startswith("python"):
