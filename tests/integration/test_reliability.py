@@ -12,7 +12,7 @@ import pytest
 
 from tests.integration.conftest import EXAMPLES, app_id_from, hadoop, status_json, tfyarn, wait_for
 from tests.integration.procs import container_pids, job_processes, kill_9, wait_none_left
-from tests.integration.nodes import running_nodes
+from tests.integration.nodes import ip, running_nodes
 from tfyarn import nodegpus
 from tfyarn.rest import fetch_json
 
@@ -184,7 +184,9 @@ def test_node_manager_silent_past_its_expiry_ends_the_job_failed(cluster, yarn_a
     yarn_apps.append(app)
     wait_for("the task running", lambda: (d := status_json(app)).get("tasks") and d["tasks"][0]["state"] == "RUNNING",
              timeout_s=120)
-    nm_pid = int((cluster.layout.pid_dir / "nodemanager.pid").read_text())
+    host = status_json(app)["tasks"][0]["host"]  # its node: with two, not always node 1
+    nodes = json.loads(tfyarn("cluster", "status", "--json").stdout)["nodes"]
+    nm_pid = next(n["nodemanager_pid"] for n in nodes if n["address"] == ip(host))
     os.kill(nm_pid, signal.SIGSTOP)  # alive but silent: the RM expires it after 20 s
     try:
         t0 = time.monotonic()
@@ -195,7 +197,5 @@ def test_node_manager_silent_past_its_expiry_ends_the_job_failed(cluster, yarn_a
     finally:
         os.kill(nm_pid, signal.SIGCONT)
     # Back, the NodeManager resyncs and stops the dead job's containers.
-    wait_for("the NodeManager RUNNING again", lambda: any(
-        n["state"] == "RUNNING" for n in fetch_json(f"{cluster.layout.rm_web}/ws/v1/cluster/nodes")["nodes"]["node"]),
-        timeout_s=120, every_s=2)
+    wait_for("every NodeManager RUNNING again", lambda: len(running_nodes()) == len(nodes), timeout_s=120, every_s=2)
     assert wait_none_left(app, timeout_s=60) == []
