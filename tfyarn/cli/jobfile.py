@@ -38,6 +38,7 @@ FLAG_KEYS: dict[str, str] = {
     "upload_threads": "--upload-threads",
     "python_env": "--python-env",
     "save_every": "--save-every",
+    "resume": "--resume",
     "code": "--code",
     "tensorboard": "--tensorboard",
     "allocation_timeout_s": "--allocation-timeout",

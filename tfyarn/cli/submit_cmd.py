@@ -348,9 +348,6 @@ def submit(
     3 cluster unreachable, 4 job FAILED or KILLED (with --wait), 1 other errors.
     """
     input_mode = opts.pop("input_mode")
-    resume = opts.pop("resume")
-    if resume is not None:  # the spec key `resume`; a --set resume=... given too still wins
-        sets = (("resume", "true" if resume else "false"), *sets)
     given = {k: v for k, v in opts.items() if ctx.get_parameter_source(k) != click.core.ParameterSource.DEFAULT}
     given = {k: v for k, v in given.items() if not (k in ("chief", "evaluator") and v == 0)}
     flagged: dict[str, str] = {}
