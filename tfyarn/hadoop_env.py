@@ -1,26 +1,26 @@
 """Find the Hadoop cluster a client talks to, and check it answers, fast.
 
-skein needs ``HADOOP_CONF_DIR`` and a ``yarn`` command on PATH. When the
-user set neither, a local cluster started by ``tfyarn cluster up`` is used.
-An unreachable ResourceManager is reported in seconds, before skein's Java
-driver would retry for minutes. A configuration file that is not XML, or an
-address that is not host:port, is reported as one line naming the file and
-the property (SpecError), not as a parser's traceback.
+skein needs ``HADOOP_CONF_DIR`` and a ``yarn`` command on PATH. The config
+dir is found as Hadoop's scripts find it (tfyarn.hadoopconf), else a local
+cluster started by ``tfyarn cluster up`` is used. An unreachable
+ResourceManager is reported in seconds, before skein's Java driver would
+retry for minutes; of an HA pair, the active one is the one talked to. A
+configuration file that is not XML, or an address that is not host:port, is
+reported as one line naming the file and the property (SpecError), not as a
+parser's traceback.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import socket
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from tfyarn import protocol
+from tfyarn import hadoopconf, protocol
 from tfyarn.cluster.layout import ClusterLayout
-from tfyarn.errors import SpecError, UnreachableError
+from tfyarn.errors import UnreachableError
 
 _HOW = (
     f"start the local cluster with `tfyarn cluster up`, or point {protocol.ENV_HADOOP_CONF_DIR} at a "
@@ -40,93 +40,76 @@ class HadoopEnv:
 
 
 CONF_FILES = ("core-site.xml", "yarn-site.xml", "hdfs-site.xml")
-_VAR = re.compile(r"\$\{([^}$]+)\}")
 
 
 def read_conf(conf_dir: Path, filename: str) -> dict[str, str]:
-    """The properties of one Hadoop XML file (missing file: empty), ``${name}`` references expanded.
+    """The properties Hadoop sees reading one XML file (a missing one adds none), ``${...}`` expanded.
 
-    Hadoop expands ``${other.property}`` in values, and clusters' yarn-site.xml
-    often writes addresses that way; a reference to no property stays as it is.
+    As Hadoop's Configuration loads them: core-site.xml first, then ``filename``, whose
+    properties override core-site's unless those are ``final``; references resolve across
+    both, to system properties such as ``${user.name}`` and to ``${env.NAME}``.
     """
-    path = conf_dir / filename
-    if not path.exists():
-        return {}
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as e:
-        raise SpecError(
-            f"{path}: not valid XML ({e}); fix the file, or point {protocol.ENV_HADOOP_CONF_DIR} at a "
-            "cluster's configuration"
-        ) from None
-    except OSError as e:
-        raise SpecError(f"{path}: cannot be read ({e.strerror or e}); fix its permissions") from None
-    props = {}
-    for prop in root.iter("property"):
-        name, value = prop.findtext("name"), prop.findtext("value")
-        if name is not None:
-            props[name.strip()] = (value or "").strip()
-    return {k: _expand(v, props) for k, v in props.items()}
-
-
-def _expand(value: str, props: dict[str, str], depth: int = 8) -> str:
-    for _ in range(depth):  # bounded, as Hadoop's is: a reference cycle stays unexpanded
-        new = _VAR.sub(lambda m: props.get(m.group(1), m.group(0)), value)
-        if new == value:
-            break
-        value = new
-    return value
+    files = hadoopconf.CORE_FILES if filename in hadoopconf.CORE_FILES else (*hadoopconf.CORE_FILES, filename)
+    return dict(hadoopconf.load(conf_dir, files).props)
 
 
 def check_conf(conf_dir: Path) -> None:
     """Raise SpecError now for a configuration file that is not valid XML, before any command uses it."""
     for filename in CONF_FILES:
-        read_conf(conf_dir, filename)
+        hadoopconf.load(conf_dir, (filename,))
 
 
 def discover() -> HadoopEnv:
-    """HADOOP_CONF_DIR (or the local cluster's) and a PATH that has ``yarn``."""
-    env_dir = os.environ.get(protocol.ENV_HADOOP_CONF_DIR)
+    """The client config dir (hadoopconf.find_conf_dir) and a PATH that has ``yarn``."""
     layout = ClusterLayout()
+    found = hadoopconf.find_conf_dir(local=layout.conf_dir)
+    if found is None:
+        unset = f"{protocol.ENV_HADOOP_CONF_DIR}, {protocol.ENV_YARN_CONF_DIR} and {protocol.ENV_HADOOP_HOME}"
+        raise UnreachableError(
+            f"no Hadoop cluster configured ({unset} are unset, and no local cluster is set up); {_HOW}"
+        )
+    conf_dir, source = found
+    if not conf_dir.is_dir():
+        raise UnreachableError(f"{source}={conf_dir} is not a directory; {_HOW}")
     path = os.environ.get("PATH", "")
-    if env_dir:
-        conf_dir = Path(env_dir)
-        if not conf_dir.is_dir():
-            raise UnreachableError(f"{protocol.ENV_HADOOP_CONF_DIR}={env_dir} is not a directory; {_HOW}")
-    elif (layout.conf_dir / "yarn-site.xml").exists():
-        conf_dir = layout.conf_dir
-    else:
-        raise UnreachableError(f"no Hadoop cluster configured ({protocol.ENV_HADOOP_CONF_DIR} is unset); {_HOW}")
-    if not shutil.which("yarn", path=path) and (layout.bin_dir / "yarn").exists():
-        path = f"{layout.bin_dir}:{path}"
+    home = os.environ.get(protocol.ENV_HADOOP_HOME)
+    for bin_dir in ([Path(home) / "bin"] if home else []) + [layout.bin_dir]:
+        if not shutil.which("yarn", path=path) and (bin_dir / "yarn").exists():
+            path = f"{bin_dir}:{path}"
     if not shutil.which("yarn", path=path):
         raise UnreachableError(f"no `yarn` command on PATH (skein needs it); {_HOW}")
     return HadoopEnv(conf_dir=conf_dir, path=path)
 
 
-def _rm_host_port(conf_dir: Path, key: str, default_port: int) -> tuple[str, int]:
-    """``key`` of yarn-site.xml (else yarn.resourcemanager.hostname and the default port) as (host, port)."""
-    props = read_conf(conf_dir, "yarn-site.xml")
-    named = key if props.get(key) else "yarn.resourcemanager.hostname"
-    addr = props.get(key) or f"{props.get('yarn.resourcemanager.hostname', '0.0.0.0')}:{default_port}"
-    host, sep, port = addr.rpartition(":")
-    if not (sep and host and port.isdigit() and 0 < int(port) < 65536):
-        raise SpecError(
-            f"{conf_dir / 'yarn-site.xml'}: {named} gives the address {addr!r}, which is not "
-            "host:port with a port from 1 to 65535; fix the property"
-        )
-    return host, int(port)
+def resource_managers(conf_dir: Path) -> list[hadoopconf.ResourceManager]:
+    """The ResourceManagers the config names (two or more for HA); SpecError for a bad address."""
+    return hadoopconf.resource_managers(hadoopconf.load(conf_dir, hadoopconf.YARN_FILES))
+
+
+_fetch: hadoopconf.Fetch = hadoopconf.http_fetch  # how the active RM is asked (tests replace it)
+_active: dict[tuple[Path, tuple[hadoopconf.ResourceManager, ...]], hadoopconf.ResourceManager] = {}
+
+
+def active_rm(conf_dir: Path) -> hadoopconf.ResourceManager:
+    """The RM to talk to: the one of an HA pair that says it is active (else the first), asked once a process."""
+    rms = resource_managers(conf_dir)
+    if len(rms) == 1:
+        return rms[0]
+    key = (conf_dir.absolute(), tuple(rms))
+    if key not in _active:
+        _active[key] = hadoopconf.pick_active(rms, _fetch).active or rms[0]
+    return _active[key]
 
 
 def rm_address(conf_dir: Path) -> tuple[str, int]:
-    """The ResourceManager's client RPC address."""
-    return _rm_host_port(conf_dir, "yarn.resourcemanager.address", 8032)
+    """The (active) ResourceManager's client RPC address."""
+    rm = active_rm(conf_dir)
+    return rm.host, rm.port
 
 
 def rm_web(conf_dir: Path) -> str:
-    """The ResourceManager's web/REST base URL."""
-    host, port = _rm_host_port(conf_dir, "yarn.resourcemanager.webapp.address", 8088)
-    return f"http://{host}:{port}"
+    """The (active) ResourceManager's web/REST base URL: https:// when the cluster's policy is HTTPS_ONLY."""
+    return active_rm(conf_dir).web
 
 
 def kerberized(conf_dir: Path) -> bool:
@@ -139,12 +122,16 @@ def kerberized(conf_dir: Path) -> bool:
 
 
 def check_reachable(hadoop: HadoopEnv, timeout_s: float = 3.0) -> None:
-    """Raise UnreachableError unless the ResourceManager accepts a TCP connection."""
-    host, port = rm_address(hadoop.conf_dir)
-    try:
-        with socket.create_connection((host, port), timeout=timeout_s):
-            return
-    except OSError as e:
-        raise UnreachableError(
-            f"the ResourceManager at {host}:{port} is unreachable ({e.strerror or e}); {_HOW}"
-        ) from None
+    """Raise UnreachableError unless a ResourceManager (any of an HA pair) accepts a TCP connection."""
+    rms = resource_managers(hadoop.conf_dir)
+    why = []
+    for rm in rms:
+        try:
+            with socket.create_connection((rm.host, rm.port), timeout=timeout_s):
+                return
+        except OSError as e:
+            why.append(str(e.strerror or e))
+    if len(rms) == 1:
+        raise UnreachableError(f"the ResourceManager at {rms[0].address} is unreachable ({why[0]}); {_HOW}")
+    tried = ", ".join(f"{rm} ({reason})" for rm, reason in zip(rms, why, strict=True))
+    raise UnreachableError(f"no ResourceManager is reachable: {tried}; {_HOW}")

@@ -17,6 +17,8 @@ from typing import Any
 ENV_CLUSTER_DIR = "TFYARN_CLUSTER_DIR"  # where `tfyarn cluster` keeps a local cluster
 ENV_JAR_CACHE = "TFYARN_JAR_CACHE"  # where the Hadoop jars are cached
 ENV_HADOOP_CONF_DIR = "HADOOP_CONF_DIR"  # the Hadoop client config the client reads (YARN sets it on containers too)
+ENV_YARN_CONF_DIR = "YARN_CONF_DIR"  # where Hadoop's scripts look for the client config next
+ENV_HADOOP_HOME = "HADOOP_HOME"  # a Hadoop install: its etc/hadoop is the config, its bin/ has `yarn`
 ENV_PRINCIPAL = "TFYARN_PRINCIPAL"  # Kerberos principal handed to skein (tfyarn --principal)
 ENV_KEYTAB = "TFYARN_KEYTAB"  # its keytab (tfyarn --keytab)
 
