@@ -33,8 +33,10 @@ __all__ = [
     "SchedulerLimits",
     "Unreadable",
     "check_fits",
+    "check_labels",
     "check_limits",
     "check_queue",
+    "check_queue_labels",
     "parse_conf",
     "parse_nodes",
     "parse_queues",
@@ -103,22 +105,38 @@ def check_limits(spec: JobSpec, limits: SchedulerLimits, am_memory_mb: int) -> N
             )
 
 
+def check_labels(spec: JobSpec, nodes: list[NodeCapacity]) -> None:
+    """Raise SpecError for a node label that no RUNNING node carries, naming the labels nodes do carry."""
+    carried = sorted({label for n in nodes for label in n.labels})
+    for label in spec.labels:
+        if not any(label in n.labels for n in nodes):
+            have = f"its nodes carry {', '.join(carried)}" if carried else "no node of it carries a label"
+            raise SpecError(
+                f"node_label: no RUNNING node of the cluster carries label {label!r} ({have}); "
+                "use one of those, or none"
+            )
+
+
 def check_fits(spec: JobSpec, nodes: list[NodeCapacity]) -> None:
-    """Raise SpecError naming the first role whose container fits on no node."""
+    """Raise SpecError naming the first role whose container fits on no node (with its label, if asked)."""
     if not nodes:
         raise SpecError("cluster: no RUNNING NodeManager; start one (`tfyarn cluster up`) or check the cluster")
+    check_labels(spec, nodes)
     for name, role in spec.roles.items():
         if not role.instances:
             continue
+        label = spec.label_of(name)
+        mine = [n for n in nodes if label in n.labels] if label else nodes
+        where = f"node with label {label!r}" if label else "node"
         for key, asked, have, unit in (
-            ("gpus", role.gpus, max(n.gpus for n in nodes), f"GPU(s) ({GPU})"),
-            ("memory_mb", role.memory_mb, max(n.memory_mb for n in nodes), "MiB of memory"),
-            ("vcores", role.vcores, max(n.vcores for n in nodes), "vcore(s)"),
+            ("gpus", role.gpus, max(n.gpus for n in mine), f"GPU(s) ({GPU})"),
+            ("memory_mb", role.memory_mb, max(n.memory_mb for n in mine), "MiB of memory"),
+            ("vcores", role.vcores, max(n.vcores for n in mine), "vcore(s)"),
         ):
             if asked > have:
                 raise SpecError(
                     f"roles.{name}.{key}: each {name} container asks {asked} {unit}, but the "
-                    f"largest node offers {have}; ask for at most {have}"
+                    f"largest {where} offers {have}; ask for at most {have}"
                 )
 
 
@@ -128,6 +146,7 @@ class Queue:
     leaf: bool
     state: str  # RUNNING, STOPPED, DRAINING
     auto_create: bool  # a parent that creates the child queue a job names
+    labels: tuple[str, ...] = ("*",)  # the node labels it may use (* for any)
 
     def named(self, name: str) -> bool:
         """Whether ``name`` (a full path or a leaf's short name, as YARN accepts) means this queue."""
@@ -151,9 +170,24 @@ def _walk(q: dict[str, Any]) -> Any:
     children = (q.get("queues") or {}).get("queue") or []
     auto = q.get("autoCreateChildQueueEnabled") is True or q.get("autoCreationEligibility", "off") != "off"
     leaf = str(q["type"]).endswith("LeafQueueInfo") if "type" in q else "queues" not in q
-    yield Queue(q.get("queuePath") or q["queueName"], leaf, q.get("state") or "RUNNING", auto)
+    labels = tuple(str(label) for label in q.get("nodeLabels") or ("*",))
+    yield Queue(q.get("queuePath") or q["queueName"], leaf, q.get("state") or "RUNNING", auto, labels)
     for child in children:
         yield from _walk(child)
+
+
+def check_queue_labels(spec: JobSpec, queues: list[Queue]) -> None:
+    """Raise SpecError for a node label the job's queue may not use (YARN would fail the job)."""
+    match = [q for q in queues if q.named(spec.queue) and q.leaf]
+    if not match or "*" in match[0].labels:
+        return
+    for label in spec.labels:
+        if label not in match[0].labels:
+            may = ", ".join(q for q in match[0].labels if q) or "none"
+            raise SpecError(
+                f"node_label: queue {spec.queue} may not use node label {label!r} (its labels: {may}); "
+                "ask the cluster's admin, or use another queue"
+            )
 
 
 def check_queue(name: str, queues: list[Queue]) -> None:

@@ -28,6 +28,7 @@ from tfyarn.admission import (
     check_fits,
     check_limits,
     check_queue,
+    check_queue_labels,
     parse_conf,
     parse_nodes,
     parse_queues,
@@ -163,7 +164,7 @@ class Client:
             (
                 "/ws/v1/cluster/scheduler",
                 "the scheduler's queues",
-                lambda raw: _check_queue(spec.queue, parse_queues(raw)),
+                lambda raw: _check_queue(spec, parse_queues(raw)),
             ),
             (
                 "/conf",
@@ -186,6 +187,8 @@ class Client:
         places containers and steers restarts off lost nodes. A placement the
         job asked for refuses to go on blind when the RM's nodes cannot be read.
         """
+        if spec.labels:
+            return ()  # YARN places labelled containers (JobSpec.validate refuses more)
         url = hadoop_env.rm_web(self.hadoop.conf_dir)
         asked = spec.placement != "yarn" or bool(spec.exclude_nodes)
         try:
@@ -288,7 +291,7 @@ class Client:
                 raw = f.read()
         except Exception:  # not saved (AM died, HDFS unreachable): fall back to the AM's log
             raw = None
-        if raw is not None:
+        if raw:  # empty: an older AM's write that failed half-way; its log still has the line
             return _parse_doc(raw, rep.app_id, where)
         am_log = self._aggregated_logs(rep.app_id, "-am", "1", "-log_files", protocol.AM_LOG_FILE)
         for line in reversed(am_log.splitlines()):
@@ -374,9 +377,10 @@ class Client:
         return proc.stdout
 
 
-def _check_queue(name: str, queues: list[Any] | None) -> None:
+def _check_queue(spec: JobSpec, queues: list[Any] | None) -> None:
     if queues is not None:  # None: a scheduler that takes any queue name
-        check_queue(name, queues)
+        check_queue(spec.queue, queues)
+        check_queue_labels(spec, queues)
 
 
 def _parse_doc(raw: str | bytes, app_id: str, where: str) -> StatusDoc:

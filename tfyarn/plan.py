@@ -92,7 +92,10 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
     # YARN places the first containers (skein asks for them before the AM script starts) unless
     # the job places them itself: then the AM asks from the <role>@<host> services.
     yarn_places = spec.placement == placement.YARN
-    per_node = bool(ctx.nodes) and (len(ctx.nodes) > 1 or bool(spec.exclude_nodes) or not yarn_places)
+    # A node label goes with YARN's placement only: YARN takes no label on a request for a host.
+    per_node = (
+        bool(ctx.nodes) and not spec.labels and (len(ctx.nodes) > 1 or bool(spec.exclude_nodes) or not yarn_places)
+    )
     services = {}
     for role in spec.roles.values():
         if not role.instances:
@@ -153,7 +156,7 @@ def _service(
         instances=instances,
         max_restarts=0,
         allow_failures=True,  # the tfyarn AM decides what a failed task means for the job
-        node_label=role.node_label or spec.node_label,
+        node_label=spec.label_of(role.name),
         nodes=list(nodes),
         relax_locality=False,  # with nodes: only those; without (as before): any node
         env=env,  # the executor derives its task from the job spec and its container id

@@ -31,9 +31,16 @@ def parse_json(raw: bytes) -> Any:
         raise Unreadable(f"not JSON ({e})") from None
 
 
-def get(url: str, method: str = "GET", timeout: float = 5.0) -> bytes:
-    """The body of ``url``; FetchError (HTTP status, refused, timed out, not HTTP) otherwise."""
-    req = urllib.request.Request(url, method=method, headers={"Accept": "application/json"})
+def get(url: str, method: str = "GET", timeout: float = 5.0, body: Any = None) -> bytes:
+    """The body of ``url``; FetchError (HTTP status, refused, timed out, not HTTP) otherwise.
+
+    ``body``, if given, is sent as JSON.
+    """
+    headers = {"Accept": "application/json"}
+    data = None
+    if body is not None:
+        data, headers["Content-Type"] = json.dumps(body).encode(), "application/json"
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return resp.read()

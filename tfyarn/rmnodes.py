@@ -49,6 +49,7 @@ class NodeCapacity:
     health_report: str = ""  # the NodeManager's health checker's complaint ("" while healthy)
     last_health_update_ms: int = 0  # when the RM last heard of the node's health (ms since the epoch)
     http_address: str = ""  # its NodeManager's web address, host:port
+    labels: tuple[str, ...] = ()  # its YARN node labels (a node has at most one today)
 
     @property
     def host(self) -> str:
@@ -74,6 +75,7 @@ class NodeCapacity:
             health_report=str(node.get("healthReport") or ""),
             last_health_update_ms=int(node.get("lastHealthUpdate") or 0),
             http_address=str(node.get("nodeHTTPAddress") or ""),
+            labels=tuple(str(label) for label in node.get("nodeLabels") or ()),
         )
 
 

@@ -319,7 +319,23 @@ class JobSpec:
         for host in check_tuple(self.exclude_nodes, "exclude_nodes"):
             if not (isinstance(host, str) and _HOST_RE.fullmatch(host)):
                 raise SpecError(f"exclude_nodes: {show(host)} is not a host name (as `tfyarn cluster status` lists it)")
+        if self.labels and (self.placement != "yarn" or self.exclude_nodes):
+            key = "placement" if self.placement != "yarn" else "exclude_nodes"
+            raise SpecError(
+                f"{key}: tfyarn places tasks by host, and YARN takes no node label with a host "
+                f"(node label {', '.join(self.labels)}); drop the node label or the {key.replace('_', '-')}"
+            )
         return self
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The node label expressions the job's containers ask for (the AM's included), each once."""
+        asked = [self.node_label, *(r.node_label for r in self.roles.values() if r.instances)]
+        return tuple(sorted({label for label in asked if label}))
+
+    def label_of(self, role: str) -> str:
+        """The node label ``role``'s containers ask for ("" for none)."""
+        return self.roles[role].node_label or self.node_label
 
     @property
     def am_container_mb(self) -> int:

@@ -313,14 +313,28 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
     return outcome
 
 
-def save_status(body: str, user: str, app_id: str) -> None:
-    """Keep the final status document (serialized) on HDFS, where `tfyarn status` finds it after the job."""
+def save_status(body: str, user: str, app_id: str, attempts: int = 4) -> None:
+    """Keep the final status document (serialized) on HDFS, where `tfyarn status` finds it after the job.
+
+    Written beside it and renamed into place, so a reader never sees it half written; tried again
+    on failure (a DataNode lost moments ago can still be handed to a writer; hdfs-native then fails).
+    """
     from tfyarn.storage import locate, parse_uri
+    from tfyarn.storage.transfer import PART, replace_file
 
     loc = locate(parse_uri(f"{protocol.job_dir(user, app_id)}/{protocol.STATUS_FILE}"))
-    loc.fs.create_dir(os.path.dirname(loc.path), recursive=True)
-    with loc.fs.open_output_stream(loc.path, compression=None) as f:
-        f.write(body.encode())
+    for attempt in range(attempts):
+        try:
+            loc.fs.create_dir(os.path.dirname(loc.path), recursive=True)
+            with loc.fs.open_output_stream(loc.path + PART, compression=None) as f:
+                f.write(body.encode())
+            replace_file(loc.fs, loc.path + PART, loc.path)
+            return
+        except Exception as e:
+            if attempt == attempts - 1:
+                raise
+            log.warning(f"saving the final status failed ({type(e).__name__}: {e}); trying again")
+            time.sleep(2**attempt)
 
 
 def page_server() -> StatusServer:

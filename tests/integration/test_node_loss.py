@@ -75,17 +75,20 @@ def am_host(app: str) -> str:
         return json.load(r)["app"]["amHostHttpAddress"].rpartition(":")[0]
 
 
-def node_pid(address: str) -> int:
+def node_pids(address: str) -> list[int]:
+    """The node's NodeManager and DataNode."""
     st = json.loads(tfyarn("cluster", "status", "--json").stdout)
-    return next(n["nodemanager_pid"] for n in st["nodes"] if n["address"] == address)
+    node = next(n for n in st["nodes"] if n["address"] == address)
+    return [node["nodemanager_pid"], node["datanode_pid"]]
 
 
 def kill_node(host: str) -> list[int]:
-    """SIGKILL the node's NodeManager, then every process its containers left (NM_HOST names the node)."""
-    nm = node_pid(ip(host))
-    os.kill(nm, signal.SIGKILL)
+    """SIGKILL the node's NodeManager and DataNode (a lost node takes its disk along), then every
+    process its containers left (NM_HOST names the node)."""
+    killed = node_pids(ip(host))
+    for pid in killed:
+        os.kill(pid, signal.SIGKILL)
     marker = f"NM_HOST={host}\0".encode()
-    killed = [nm]
     for _ in range(3):  # a dying launcher may still fork: sweep until nothing is left
         for p in Path("/proc").glob("[0-9]*"):
             try:

@@ -256,7 +256,7 @@ def test_json_is_a_list_of_node_objects_with_their_tasks():
     out = json.loads(to_json(merge(nodes, [two_node_job()])))
     assert [list(n) for n in out] == [[
         "host", "node_id", "state", "health_report", "last_health_update_ms", "memory_mb", "memory_used_mb",
-        "vcores", "vcores_used", "gpus", "gpus_used", "containers", "tasks"]] * 2
+        "vcores", "vcores_used", "gpus", "gpus_used", "containers", "tasks", "labels"]] * 2
     assert (out[0]["state"], out[0]["health_report"], out[0]["gpus_used"], out[0]["gpus"]) == \
         ("UNHEALTHY", "disk full", 2, 4)
     assert out[0]["tasks"] == [{"app_id": "application_1_0001", "job_name": "demo", "task": "worker:0",

@@ -10,11 +10,11 @@ import click
 
 from tfyarn import protocol
 from tfyarn.cli.params import memory_text
-from tfyarn.cluster import ClusterLayout, ClusterOptions, ClusterStatus, LocalCluster
+from tfyarn.cluster import ClusterLayout, ClusterOptions, ClusterStatus, LocalCluster, labels
 from tfyarn.cluster.layout import DEFAULT_CLUSTER_DIR, MAX_NODES, default_cluster_dir
 from tfyarn.cluster.local import UP_TIMEOUT_S
 from tfyarn.cluster.nodestatus import describe
-from tfyarn.errors import SpecError
+from tfyarn.errors import ClusterError, SpecError
 from tfyarn.nodegpus import GPU
 from tfyarn.spec import parse_memory
 
@@ -83,6 +83,16 @@ def cluster(ctx: click.Context, root: Path | None) -> None:
     help="Virtual cores each NodeManager offers.",
 )
 @click.option(
+    "--labels",
+    "labels_text",
+    metavar="NODE=LABEL,...|none",
+    default=None,
+    help="YARN node labels, e.g. 2=gpu: node 2 carries label gpu (non-exclusive: it still runs "
+    "unlabelled containers when it has room), and a job's --node-label gpu runs there only. Both "
+    "queues share each label's nodes 70/30. `none` removes them. The cluster remembers it.  "
+    "[default: as the cluster last had them; none for a new one]",
+)
+@click.option(
     "--timeout",
     type=click.IntRange(min=10),
     default=UP_TIMEOUT_S,
@@ -90,23 +100,36 @@ def cluster(ctx: click.Context, root: Path | None) -> None:
     help="Seconds to wait for the daemons.",
 )
 @click.pass_context
-def up(ctx: click.Context, nodes: int | None, gpus: int, memory: str, vcores: int, timeout: int) -> None:
+def up(
+    ctx: click.Context,
+    nodes: int | None,
+    gpus: int,
+    memory: str,
+    vcores: int,
+    labels_text: str | None,
+    timeout: int,
+) -> None:
     """Start NameNode, DataNode, ResourceManager and a NodeManager per node; wait until usable.
 
     Idempotent: daemons already running are left as they are (a running
-    node keeps the --gpus, --memory and --vcores it started with). Only
-    node 1 runs a DataNode (see the README).
+    node keeps the --gpus, --memory and --vcores it started with). Each
+    node runs a DataNode; files have two copies once there are two nodes.
     """
     try:
         memory_mb = parse_memory(memory, "--memory")
     except SpecError as e:
         raise click.BadParameter(str(e).split(": ", 1)[1], param_hint="--memory") from None
+    try:
+        node_labels = None if labels_text is None else labels.parse(labels_text, MAX_NODES)
+    except ClusterError as e:
+        raise click.BadParameter(str(e).split(": ", 1)[1], param_hint="--labels") from None
     opts = ClusterOptions(
         memory_mb=memory_mb,
         vcores=vcores,
         gpus=gpus,
         max_container_mb=min(ClusterOptions.max_container_mb, memory_mb),
         nodes=nodes,
+        labels=node_labels,
     )
     c = _cluster(ctx, opts)
     st = c.up(_progress, timeout_s=timeout)

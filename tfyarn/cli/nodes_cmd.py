@@ -57,6 +57,7 @@ class NodeView:
     gpus_used: int = 0
     containers: int = 0  # every application's, tfyarn AMs included
     tasks: list[NodeTask] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)  # its YARN node labels (--node-label)
 
     @classmethod
     def of(cls, n: NodeCapacity) -> NodeView:
@@ -73,6 +74,7 @@ class NodeView:
             n.gpus,
             n.used_gpus,
             n.containers,
+            labels=list(n.labels),
         )
 
 
@@ -129,6 +131,8 @@ def render(views: list[NodeView]) -> list[str]:
             f"{v.host:<{width}}{state:<16}{f'{v.memory_used_mb}/{v.memory_mb}':<14}"
             f"{f'{v.vcores_used}/{v.vcores}':<9}{f'{v.gpus_used}/{v.gpus}':<7}{v.containers:<12}{_health(v)}"
         )
+        if v.labels:
+            lines.append(f"  label: {', '.join(v.labels)} (submit --node-label {v.labels[0]} to run there)")
         if v.state in FLAGGED:
             lines.append(f"  !! {v.state}: {FLAGGED[v.state]}")
         for t in v.tasks:

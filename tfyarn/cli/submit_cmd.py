@@ -169,7 +169,13 @@ def _role_options(f: Any) -> Any:
 )
 @_role_options
 @click.option("--queue", default=None, help=f"YARN queue. {default_help('queue')}")
-@click.option("--node-label", default=None, help="YARN node label expression for all containers.")
+@click.option(
+    "--node-label",
+    default=None,
+    help="YARN node label for every container, the AM's too (e.g. gpu: `tfyarn nodes` shows each node's). "
+    "Checked at submit: a RUNNING node must carry it and the queue may use it. YARN places labelled "
+    "containers, so it does not go with --placement spread|pack or --exclude-node.",
+)
 @click.option("--env", "env", type=KEY_VALUE, multiple=True, help="NAME=VALUE for every task (repeatable).")
 @click.option(
     "--file",

@@ -27,6 +27,13 @@ class ClusterOptions:
     gpus: int = 4
     max_container_mb: int = 8192
     nodes: int | None = None  # None: as many as the cluster last ran (1 for a new one)
+    # node -> its YARN node label; None: as the cluster last had them ({} for a new one)
+    labels: dict[int, str] | None = None
+
+    @property
+    def label_names(self) -> tuple[str, ...]:
+        """The cluster's node labels, each once, sorted."""
+        return tuple(sorted(set((self.labels or {}).values())))
 
 
 _CAPACITY_SCHEDULER = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
@@ -55,22 +62,41 @@ def core_site(layout: ClusterLayout) -> dict[str, str]:
     }
 
 
-def hdfs_site(layout: ClusterLayout) -> dict[str, str]:
-    p = layout.ports
+def hdfs_site(layout: ClusterLayout, nodes: int = 1) -> dict[str, str]:
+    """HDFS of a cluster of ``nodes`` nodes, seen from ``layout``'s node: one DataNode per node."""
+    p = layout.node_ports
     return {
-        "dfs.replication": "1",
-        "dfs.namenode.name.dir": str(layout.data_dir / "namenode"),
+        # Two copies once there are two DataNodes: a file survives one node going away.
+        "dfs.replication": "2" if nodes >= 2 else "1",
+        "dfs.namenode.name.dir": str(layout.for_node(1).data_dir / "namenode"),
         "dfs.datanode.data.dir": str(layout.data_dir / "datanode"),
         "dfs.namenode.rpc-address": f"{HOST}:{p.namenode_rpc}",
         "dfs.namenode.http-address": f"{HOST}:{p.namenode_http}",
         "dfs.namenode.secondary.http-address": f"{HOST}:0",
-        "dfs.datanode.address": f"{HOST}:{p.datanode_data}",
-        "dfs.datanode.http.address": f"{HOST}:{p.datanode_http}",
-        "dfs.datanode.ipc.address": f"{HOST}:{p.datanode_ipc}",
-        # Leave safe mode as soon as the single DataNode reports.
+        "dfs.datanode.address": f"{layout.host}:{p.datanode_data}",
+        "dfs.datanode.http.address": f"{layout.host}:{p.datanode_http}",
+        "dfs.datanode.ipc.address": f"{layout.host}:{p.datanode_ipc}",
+        # The NameNode records a DataNode under the address its RPCs come from, 127.0.0.1 for
+        # every node on this machine; by name (its own 127.0.0.i) clients and DataNodes reach
+        # the node itself. hdfs-native honours the client key too (0.14.1 and later).
+        "dfs.datanode.hostname": layout.host,
+        "dfs.client.use.datanode.hostname": "true",
+        "dfs.datanode.use.datanode.hostname": "true",
+        # Leave safe mode as soon as one DataNode reports, whatever share of the blocks it has:
+        # a cluster brought up with fewer nodes than it had must still come up.
         "dfs.namenode.safemode.extension": "0",
         "dfs.namenode.safemode.min.datanodes": "1",
+        "dfs.namenode.safemode.threshold-pct": "0",
         "dfs.heartbeat.interval": "1",
+        # A silent DataNode is dead after 2 x 2.5 s + 10 heartbeats (default: 10.5 min), so a lost
+        # node's copies are replaced, and no longer offered to writers, within a test's time.
+        "dfs.namenode.heartbeat.recheck-interval": "2500",
+        # Before that, one silent for 5 s is stale: readers try it last, and writers get it only
+        # when the other nodes do not suffice. (hdfs-native's writer does not retry a pipeline
+        # without a node that refused it, as Java's does; tfyarn's copies retry the file.)
+        "dfs.namenode.stale.datanode.interval": "5000",
+        "dfs.namenode.avoid.write.stale.datanode": "true",
+        "dfs.namenode.avoid.read.stale.datanode": "true",
         "dfs.webhdfs.enabled": "true",
         "dfs.permissions.enabled": "true",
         "dfs.datanode.du.reserved": "0",
@@ -135,6 +161,10 @@ def yarn_site(layout: ClusterLayout, opts: ClusterOptions) -> dict[str, str]:
         "yarn.application.classpath": f"{layout.conf_dir},{layout.lib_dir}/*",
         "yarn.timeline-service.enabled": "false",
         "yarn.resourcemanager.recovery.enabled": "false",
+        # Node labels (`cluster up --labels`), kept by the RM in node 1's data dir (default: /tmp).
+        "yarn.node-labels.enabled": "true",
+        "yarn.node-labels.fs-store.root-dir": f"file://{layout.for_node(1).data_dir / 'node-labels'}",
+        "yarn.node-attribute.fs-store.root-dir": f"file://{layout.for_node(1).data_dir / 'node-attributes'}",
         "yarn.nodemanager.recovery.enabled": "false",
         **gpu_plugin(layout, opts),
     }
@@ -182,10 +212,24 @@ def fake_nvidia_smi(gpus: int) -> str:
     return f"{head}cat <<'XML'\n{xml}\nXML\n"
 
 
-def capacity_scheduler() -> dict[str, str]:
-    """Two queues, so queue selection is testable; room for several AMs."""
+def capacity_scheduler(labels: tuple[str, ...] = ()) -> dict[str, str]:
+    """Two queues, so queue selection is testable; room for several AMs.
+
+    Each node label's partition is shared by both queues as the cluster's
+    resources are (70/30, each up to all of it). The RM accepts labels here
+    that it does not know yet; `up` adds them right after it starts.
+    """
     root = "yarn.scheduler.capacity.root"
-    return {
+    by_label: dict[str, str] = {}
+    for label in labels:
+        by_label[f"{root}.accessible-node-labels.{label}.capacity"] = "100"
+        for queue, share in (("default", "70"), ("research", "30")):
+            by_label[f"{root}.{queue}.accessible-node-labels.{label}.capacity"] = share
+            by_label[f"{root}.{queue}.accessible-node-labels.{label}.maximum-capacity"] = "100"
+    if labels:
+        for queue in ("default", "research"):
+            by_label[f"{root}.{queue}.accessible-node-labels"] = ",".join(labels)
+    return by_label | {
         f"{root}.queues": "default,research",
         f"{root}.default.capacity": "70",
         f"{root}.default.maximum-capacity": "100",
@@ -236,9 +280,9 @@ def config_files(layout: ClusterLayout, opts: ClusterOptions) -> dict[Path, str]
     files = {nvidia_smi_path(layout): fake_nvidia_smi(opts.gpus)} if opts.gpus else {}
     return files | {
         c / "core-site.xml": to_xml(core_site(layout)),
-        c / "hdfs-site.xml": to_xml(hdfs_site(layout)),
+        c / "hdfs-site.xml": to_xml(hdfs_site(layout, opts.nodes or 1)),
         c / "yarn-site.xml": to_xml(yarn_site(layout, opts)),
-        c / "capacity-scheduler.xml": to_xml(capacity_scheduler()),
+        c / "capacity-scheduler.xml": to_xml(capacity_scheduler(opts.label_names)),
         c / "resource-types.xml": to_xml(resource_types()),
         c / "log4j.properties": LOG4J,
     }

@@ -46,6 +46,8 @@ DAEMONS: tuple[Daemon, ...] = (NAMENODE, DATANODE, RESOURCEMANAGER, NODEMANAGER)
 # The NodeManager of nodes 2..N: a smaller heap (it only launches and watches containers) so that
 # several fit the 2-core, 24 GiB machine the suite runs on; same main class, name and files per node.
 EXTRA_NODEMANAGER = Daemon(NODEMANAGER.name, NODEMANAGER.main_class, "256m", "nm_rpc")
+# Their DataNode, likewise smaller: blocks of test-sized files.
+EXTRA_DATANODE = Daemon(DATANODE.name, DATANODE.main_class, "256m", "datanode_data")
 
 
 def marker(layout: ClusterLayout) -> str:
@@ -161,7 +163,7 @@ def start(layout: ClusterLayout, daemon: Daemon, wrapper: tuple[str, ...] = ()) 
     pid = running_pid(layout, daemon)
     if pid:
         return pid
-    port = getattr(layout.ports, daemon.port_attr)
+    port = getattr(layout.node_ports, daemon.port_attr)
     if port_open(port, layout.host):
         raise ClusterError(
             f"port {layout.host}:{port} for the {daemon.name} is taken by another process; "
@@ -374,8 +376,8 @@ def stop_all(layout: ClusterLayout, grace_s: float = 15.0) -> list[str]:
 
 
 def stop_node(layout: ClusterLayout, grace_s: float = 15.0) -> list[str]:
-    """Stop the NodeManager of ``layout``'s (extra) node and any process left of its containers."""
-    stopped = [EXTRA_NODEMANAGER.name] if _stop(layout, EXTRA_NODEMANAGER, grace_s) else []
+    """Stop the NodeManager and DataNode of ``layout``'s (extra) node and any process left of its containers."""
+    stopped = [d.name for d in (EXTRA_NODEMANAGER, EXTRA_DATANODE) if _stop(layout, d, grace_s)]
     if strays := stop_strays(layout, scope="node"):
         stopped.append(f"{strays} leftover process(es)")
     return stopped

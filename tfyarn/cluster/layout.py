@@ -19,6 +19,10 @@ from tfyarn import protocol
 HADOOP_VERSION = "3.5.0"
 HOST = "127.0.0.1"  # the master daemons' address, and node 1's
 MAX_NODES = 8
+# Node i's DataNode listens 100*(i-1) ports above node 1's: the NameNode keys DataNodes by the
+# address their RPCs come from (127.0.0.1 for every node here) and their data port, so equal
+# ports on 127.0.0.i would make each new DataNode evict the last from the NameNode's map.
+DATANODE_PORT_STEP = 100
 DEFAULT_CLUSTER_DIR = "~/.tfyarn/cluster"
 
 
@@ -70,6 +74,18 @@ class ClusterLayout:
         if not 1 <= node <= MAX_NODES:
             raise ValueError(f"node {node} is not in 1..{MAX_NODES}")
         return replace(self, node=node)
+
+    @property
+    def node_ports(self) -> Ports:
+        """This node's ports: the shared ones, with its DataNode's moved up (DATANODE_PORT_STEP)."""
+        step = DATANODE_PORT_STEP * (self.node - 1)
+        p = self.ports
+        return replace(
+            p,
+            datanode_data=p.datanode_data + step,
+            datanode_http=p.datanode_http + step,
+            datanode_ipc=p.datanode_ipc + step,
+        )
 
     @property
     def host(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import getpass
 import shlex
 import time
@@ -10,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfyarn import protocol
-from tfyarn.cluster import clusterdir, daemons, nodes
-from tfyarn.cluster.config import ClusterOptions, config_files
+from tfyarn.cluster import clusterdir, daemons, labels, nodes
+from tfyarn.cluster.config import ClusterOptions, capacity_scheduler, config_files, to_xml
 from tfyarn.cluster.jars import ensure_jars
 from tfyarn.cluster.java import java_home
 from tfyarn.cluster.layout import ClusterLayout
@@ -47,11 +48,11 @@ class ClusterStatus:
 
     @property
     def running(self) -> bool:
-        return all(d.pid for d in self.daemons) and all(n.nodemanager_pid for n in self.nodes)
+        return all(d.pid for d in self.daemons) and all(n.nodemanager_pid and n.datanode_pid for n in self.nodes)
 
     @property
     def stopped(self) -> bool:
-        return not any(d.pid for d in self.daemons) and not any(n.nodemanager_pid for n in self.nodes)
+        return not any(d.pid for d in self.daemons) and not any(n.nodemanager_pid or n.datanode_pid for n in self.nodes)
 
 
 class LocalCluster:
@@ -89,7 +90,8 @@ class LocalCluster:
         watch_nodes: tuple[ClusterLayout, ...] = (),
     ) -> None:
         deadline = time.monotonic() + timeout_s
-        watched = [(self.layout, d) for d in watch] + [(n, daemons.EXTRA_NODEMANAGER) for n in watch_nodes]
+        watched = [(self.layout, d) for d in watch]
+        watched += [(n, d) for n in watch_nodes for d in (daemons.EXTRA_NODEMANAGER, daemons.EXTRA_DATANODE)]
         while time.monotonic() < deadline:
             if ready():
                 return
@@ -131,7 +133,12 @@ class LocalCluster:
             )
         ensure_jars(self.layout, progress)
         want = self.options.nodes or nodes.remembered_count(self.layout)
+        want_labels = labels.remembered(self.layout) if self.options.labels is None else self.options.labels
+        if beyond := sorted(n for n in want_labels if n > want):
+            raise ClusterError(f"--labels: node {beyond[0]} is not one of the cluster's nodes 1..{want}")
+        self.options = dataclasses.replace(self.options, nodes=want, labels=want_labels)
         nodes.remember_count(self.layout, want)
+        labels.remember(self.layout, want_labels)
         self._shrink(want, progress)
         was_running = {d.name for d in daemons.DAEMONS if daemons.running_pid(self.layout, d)}
         started: list[ClusterLayout] = []
@@ -162,12 +169,16 @@ class LocalCluster:
             extra = tuple(self.layout.for_node(i) for i in range(2, want + 1))
             started = [n for n in extra if self._start_node(n, progress)]
             self._wait(
-                f"{want} RUNNING NodeManagers",
-                self._running_hosts({self.layout.host, *(n.host for n in extra)}),
-                [daemons.RESOURCEMANAGER, daemons.NODEMANAGER],
+                f"{want} RUNNING NodeManagers and {want} live DataNodes",
+                lambda: (
+                    self._running_hosts({self.layout.host, *(n.host for n in extra)})()
+                    and (self._nn_info() or {}).get("NumLiveDataNodes", 0) >= want
+                ),
+                [daemons.RESOURCEMANAGER, daemons.NODEMANAGER, daemons.DATANODE],
                 timeout_s,
                 extra,
             )
+            self._label(want_labels, progress)
         except BaseException:
             if not was_running:
                 daemons.stop_all(self.layout)
@@ -177,13 +188,37 @@ class LocalCluster:
         progress(f"YARN is up with {want} node(s). Cluster ready in {time.monotonic() - t0:.1f} s.")
         return self.status()
 
+    def _label(self, want: dict[int, str], progress: Progress) -> None:
+        """Give the RM the node labels ``want`` (node -> label), and the queues their share of each."""
+        rm_nodes = self._nodes() or []
+        hosts = {}
+        for i in range(1, (self.options.nodes or 1) + 1):
+            rec = next((n for n in rm_nodes if same_host(n.host, self.layout.for_node(i).host)), None)
+            if rec is not None:
+                hosts[i] = rec.node_id
+
+        def write_queues() -> None:
+            path = self.layout.conf_dir / "capacity-scheduler.xml"
+            path.write_text(to_xml(capacity_scheduler(self.options.label_names)))
+
+        labels.apply(self.layout, want, hosts, progress, write_queues)
+
     def _start_node(self, node: ClusterLayout, progress: Progress) -> bool:
-        """Start an extra node's NodeManager (own config, own /tmp) unless it runs; return whether started."""
+        """Start an extra node's NodeManager (own config, own /tmp) and DataNode unless they run;
+        return whether anything was started."""
         pid = daemons.running_pid(node, daemons.EXTRA_NODEMANAGER)
-        if pid:
-            progress(f"node {node.node}: nodemanager already running on {node.host} (pid {pid}).")
+        dn_pid = daemons.running_pid(node, daemons.EXTRA_DATANODE)
+        if pid and dn_pid:
+            progress(
+                f"node {node.node}: nodemanager and datanode already running on {node.host} (pid {pid}, {dn_pid})."
+            )
             return False
         self.write_config(node)
+        if not dn_pid:
+            dn_pid = daemons.start(node, daemons.EXTRA_DATANODE)
+            progress(f"Started node {node.node}'s datanode on {node.host} (pid {dn_pid}).")
+        if pid:
+            return True
         problem = nodes.unshare_problem()
         if problem:
             progress(f"Note: node {node.node} shares this machine's /tmp ({problem}).")

@@ -25,6 +25,7 @@ class NodeState:
     address: str
     nodemanager_pid: int | None
     private_tmp: bool | None  # whether its NodeManager runs with a /tmp of its own
+    datanode_pid: int | None = None
     state: str | None = None  # as the RM sees it: RUNNING, LOST, SHUTDOWN, UNHEALTHY, ...
     memory_mb: int | None = None
     memory_used_mb: int | None = None
@@ -33,6 +34,7 @@ class NodeState:
     gpus: int | None = None
     gpus_used: int | None = None
     containers: int | None = None
+    labels: tuple[str, ...] = ()  # its YARN node labels, as the RM has them
 
 
 def same_host(name: str, address: str) -> bool:
@@ -52,15 +54,17 @@ def _rm_record(host: str, rm_nodes: list[NodeCapacity]) -> NodeCapacity | None:
 
 
 def node_state(layout: ClusterLayout, rm_nodes: list[NodeCapacity] | None) -> NodeState:
-    daemon = daemons.NODEMANAGER if layout.node == 1 else daemons.EXTRA_NODEMANAGER
-    pid = daemons.running_pid(layout, daemon)
-    st = NodeState(layout.node, layout.host, pid, has_own_mounts(pid) if pid else None)
+    first = layout.node == 1
+    pid = daemons.running_pid(layout, daemons.NODEMANAGER if first else daemons.EXTRA_NODEMANAGER)
+    dn_pid = daemons.running_pid(layout, daemons.DATANODE if first else daemons.EXTRA_DATANODE)
+    st = NodeState(layout.node, layout.host, pid, has_own_mounts(pid) if pid else None, dn_pid)
     rec = _rm_record(layout.host, rm_nodes or [])
     if rec is not None:
         st.state = rec.state
         st.memory_mb, st.memory_used_mb = rec.memory_mb, rec.used_memory_mb
         st.vcores, st.vcores_used = rec.vcores, rec.used_vcores
         st.gpus, st.gpus_used, st.containers = rec.gpus, rec.used_gpus, rec.containers
+        st.labels = rec.labels
     return st
 
 
@@ -78,6 +82,9 @@ def describe(st: NodeState) -> str:
     proc = f"nodemanager pid {st.nodemanager_pid}" if st.nodemanager_pid else "nodemanager stopped"
     if st.node > 1 and st.nodemanager_pid:
         proc += ", private /tmp" if st.private_tmp else ", host's /tmp"
+    proc += f", datanode pid {st.datanode_pid}" if st.datanode_pid else ", datanode stopped"
+    if st.labels:
+        proc += f"; label {','.join(st.labels)}"
     if st.state is None:
         return f"  node {st.node}  {st.address:<10} {proc}; no word of it from the ResourceManager"
     return (

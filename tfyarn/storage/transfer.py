@@ -168,11 +168,11 @@ def _land(
     if expect is not None and (got := dst_fs.get_file_info(part).size) != expect:
         dst_fs.delete_file(part)
         raise StorageError(f"size mismatch writing {target}: {got} bytes, expected {expect}")
-    _replace_file(dst_fs, part, target)
+    replace_file(dst_fs, part, target)
     return copied
 
 
-def _replace_file(fs: pafs.FileSystem, part: str, target: str) -> None:
+def replace_file(fs: pafs.FileSystem, part: str, target: str) -> None:
     """Rename ``part`` to ``target``; HDFS refuses to rename onto a file, so an old copy goes first there."""
     try:
         fs.move(part, target)
