@@ -1,4 +1,4 @@
-"""Talk to YARN for the user: submit, follow, report, kill, list, logs.
+"""Talk to YARN for the user: submit, wait (follow), report, kill, list, logs.
 
 The only module that calls skein's client. skein's exceptions are turned
 into tfyarn's here, once, so callers see one error tree.
@@ -34,6 +34,7 @@ from tfyarn.admission import (
     parse_queues,
 )
 from tfyarn.errors import SpecError, TfyarnError, UnreachableError
+from tfyarn.follow import follow
 from tfyarn.plan import TAG, PlanContext, plan
 from tfyarn.rest import FetchError, fetch, fetch_json, get
 from tfyarn.spec import JobSpec
@@ -242,6 +243,21 @@ class Client:
         with _skein_errors(self._unknown(app_id)):
             r = self._skein.application_report(app_id)
         return _job_report(r)
+
+    def wait(
+        self,
+        app_id: str,
+        total_tasks: int | None = None,
+        progress: Callable[[str], None] | None = None,
+        poll_s: float = 1.0,
+    ) -> JobReport:
+        """Follow job ``app_id`` until it ends and return its final report; it never raises for FAILED/KILLED.
+
+        ``progress`` gets each changed progress line (``[  12.3s] RUNNING: containers 2/2 allocated, ...``);
+        ``total_tasks`` None takes the count from the AM's status document. Interrupting the wait
+        (KeyboardInterrupt) leaves the job running: ``kill`` stops it.
+        """
+        return follow(self, app_id, total_tasks, progress, poll_s)
 
     def list_jobs(self) -> list[JobReport]:
         """tfyarn's applications (by tag), newest first."""

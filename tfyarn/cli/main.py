@@ -18,8 +18,10 @@ from tfyarn.errors import TfyarnError
 
 # name -> (module, attribute, short help); imported only when the command runs.
 _COMMANDS: dict[str, tuple[str, str, str]] = {
-    "cluster": ("tfyarn.cli.cluster_cmd", "cluster", "Run a local single-node Hadoop cluster."),
+    "cluster": ("tfyarn.cli.cluster_cmd", "cluster", "Run a real Hadoop cluster on this machine: one node or several."),
+    "doctor": ("tfyarn.cli.doctor_cmd", "doctor_cmd", "Check that a submit would work here; name each fix."),
     "submit": ("tfyarn.cli.submit_cmd", "submit", "Submit a training job to YARN."),
+    "wait": ("tfyarn.cli.wait_cmd", "wait", "Follow a job to its end (re-attach after submit or Ctrl-C)."),
     "status": ("tfyarn.cli.jobs_cmd", "status", "Show a job's state and its tasks."),
     "list": ("tfyarn.cli.jobs_cmd", "list_", "List tfyarn jobs."),
     "kill": ("tfyarn.cli.jobs_cmd", "kill", "Kill a running job."),

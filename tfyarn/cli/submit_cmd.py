@@ -6,8 +6,8 @@ Flags given on the command line override the YAML job file, and
 
 from __future__ import annotations
 
+import json
 import shlex
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,55 +15,12 @@ import click
 
 from tfyarn.cli.jobfile import build_spec, reworded
 from tfyarn.cli.params import EXIT_CODES, KEY_VALUE, MEMORY, default_help
-from tfyarn.errors import JobFailed, SpecError
+from tfyarn.errors import SpecError
+from tfyarn.follow import progress_line as progress_line  # re-exported: tests/unit/test_page.py
 from tfyarn.frameworks import KNOWN_ROLES as ROLES
 from tfyarn.frameworks import NAMES as FRAMEWORKS
 from tfyarn.nodegpus import GPU
 from tfyarn.spec import INPUT_MODES, PLACEMENTS, RESTART_POLICIES, TENSORBOARD_AM_MEMORY_MB
-from tfyarn.wire import StatusDoc
-
-
-def progress_line(state: str, doc: StatusDoc | None, total: int) -> str:
-    """One line of --wait progress: the job state, and while it starts, its containers."""
-    if state != "RUNNING" or not doc or not doc.tasks:
-        return state
-    tasks = doc.tasks
-    allocated = sum(1 for t in tasks if t.yarn_container_id)
-    registered = sum(1 for t in tasks if t.address)
-    done = sum(1 for t in tasks if t.state.is_terminal())
-    line = f"RUNNING: containers {allocated}/{total} allocated, {registered}/{total} registered"
-    if doc.timeline.get("rendezvous"):
-        line += f"; training ({done}/{total} task(s) ended)"
-    return line
-
-
-TRAINING_DOC_EVERY_S = 5.0  # while training, the AM's status is fetched this often (the job's state every poll)
-
-
-def follow(client: Any, app_id: str, total: int, poll_s: float = 1.0) -> Any:
-    """Print the job's progress as it changes until it ends; return the final report.
-
-    The job's state (one RM call) is read every poll; the AM's status page,
-    which goes through the RM's proxy and costs the training nodes' CPU, is
-    read every poll while the gang starts and every TRAINING_DOC_EVERY_S
-    once it trains.
-    """
-    t0, last, doc_at = time.monotonic(), "", 0.0
-    doc: StatusDoc | None = None
-    while True:
-        rep = client.report(app_id)
-        training = bool(doc and doc.timeline.get("rendezvous"))
-        if rep.state.value != "RUNNING":
-            doc = None
-        elif not training or time.monotonic() - doc_at >= TRAINING_DOC_EVERY_S:
-            doc, doc_at = client.live_doc(rep), time.monotonic()
-        line = progress_line(rep.state.value, doc, total)
-        if line != last:
-            click.echo(f"[{time.monotonic() - t0:6.1f}s] {line}", err=True)
-            last = line
-        if rep.state.is_terminal():
-            return rep
-        time.sleep(poll_s)
 
 
 def _role_options(f: Any) -> Any:
@@ -323,7 +280,18 @@ def _role_options(f: Any) -> Any:
     "A restarted task also avoids nodes where a container of the job was lost.",
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan (YAML) without contacting YARN.")
-@click.option("--wait", is_flag=True, help="Follow the job; exit 0 only if it SUCCEEDED.")
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="Follow the job; exit 0 only if it SUCCEEDED. Ctrl-C stops following, not the job (tfyarn wait APP_ID).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON object on stdout: app_id, tracking_url, state (with --wait, when it ends: the final "
+    "state, diagnostics and status, as `tfyarn wait --json`); progress stays on stderr.",
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def submit(
@@ -333,6 +301,7 @@ def submit(
     sets: tuple[tuple[str, str], ...],
     dry_run: bool,
     wait: bool,
+    as_json: bool,
     **opts: Any,
 ) -> None:
     """Submit COMMAND (after `--`) to YARN: one container per task, cluster config written for you.
@@ -351,8 +320,11 @@ def submit(
 
     \b
     Exit codes: 0 submitted (or SUCCEEDED with --wait), 2 bad input (nothing submitted),
-    3 cluster unreachable, 4 job FAILED or KILLED (with --wait), 1 other errors.
+    3 cluster unreachable, 4 job FAILED or KILLED (with --wait), 130 Ctrl-C during --wait
+    (the job keeps running), 1 other errors.
     """
+    if as_json and dry_run:
+        raise click.UsageError("--json goes with a submission; --dry-run prints the plan as YAML")
     input_mode = opts.pop("input_mode")
     given = {k: v for k, v in opts.items() if ctx.get_parameter_source(k) != click.core.ParameterSource.DEFAULT}
     given = {k: v for k, v in given.items() if not (k in ("chief", "evaluator") and v == 0)}
@@ -384,21 +356,24 @@ def submit(
             click.echo(f"# code: {plan_ctx.shipped_code.summary}")
         click.echo(app_spec.to_yaml(), nl=False)
         return
+    from tfyarn.cli.wait_cmd import detach_on_ctrl_c, follow_to_end, job_dict
     from tfyarn.client import Client
+
+    def human(line: str) -> None:  # with --json, stdout carries only the JSON object
+        click.echo(line, err=as_json)
 
     with Client() as client:
         try:
             app_id = client.submit(spec, progress=lambda m: click.echo(m, err=True))
         except SpecError as e:  # the cluster or environment cannot run it: named by the flag that asked
             raise reworded(e, flagged) from None
-        rep = client.report(app_id)
-        click.echo(f"Submitted {app_id} ({spec.name}: {spec.framework}, {spec.num_tasks} task(s), queue {spec.queue})")
-        click.echo(f"Tracking URL: {rep.tracking_url}")
+        with detach_on_ctrl_c(app_id):  # from here on, Ctrl-C says how to re-attach
+            rep = client.report(app_id)
+        human(f"Submitted {app_id} ({spec.name}: {spec.framework}, {spec.num_tasks} task(s), queue {spec.queue})")
+        human(f"Tracking URL: {rep.tracking_url}")
         if not wait:
-            click.echo(f"Next: tfyarn status {app_id} | tfyarn logs {app_id} | tfyarn kill {app_id}")
+            human(f"Next: tfyarn status {app_id} | tfyarn logs {app_id} | tfyarn kill {app_id}")
+            if as_json:
+                click.echo(json.dumps(job_dict(rep)))
             return
-        final = follow(client, app_id, spec.num_tasks)
-    click.echo(f"{app_id} {final.state.value}: {final.diagnostics}")
-    click.echo(f"Tracking URL: {final.tracking_url}")
-    if final.state.value != "SUCCEEDED":
-        raise JobFailed(f"{app_id} ended {final.state.value}; logs: tfyarn logs {app_id}")
+        follow_to_end(client, app_id, spec.num_tasks, as_json)

@@ -1,0 +1,80 @@
+"""The public Python API and the scriptable CLI on the real cluster.
+
+examples/python_api.py runs a 2-worker job to SUCCEEDED; `submit --json` and
+`wait --json` print one JSON object each; Ctrl-C in `tfyarn wait` leaves the
+job running and says how to re-attach.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+
+from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, status_json, tfyarn, wait_for
+
+QUICK = ["--worker-memory", "512m", "--", "python", "-c", "print('hello from the json test')"]
+
+
+def test_the_python_api_example_runs_a_job_to_success(cluster, yarn_apps):
+    res = subprocess.run([sys.executable, str(EXAMPLES / "python_api.py")], capture_output=True, text=True,
+                         timeout=300)
+    app = app_id_from(res.stdout + res.stderr)
+    yarn_apps.append(app)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert f"{app} SUCCEEDED: all 2 worker task(s) succeeded" in res.stdout
+    assert "] SUCCEEDED" in res.stderr  # the progress callback saw the end
+    assert "worker:0 on " in res.stdout and "worker:1 on " in res.stdout  # the status document's tasks
+
+
+def test_submit_json_then_wait_json(cluster, yarn_apps):
+    res = tfyarn("submit", "--json", "--num-workers", "2", "--name", "it-json", *QUICK)
+    assert res.returncode == 0, res.stdout + res.stderr
+    sub = json.loads(res.stdout)
+    yarn_apps.append(sub["app_id"])
+    assert set(sub) == {"app_id", "tracking_url", "state"}, sub
+    assert sub["app_id"].startswith("application_") and sub["state"] in ("SUBMITTED", "ACCEPTED", "RUNNING")
+    assert f"Submitted {sub['app_id']}" in res.stderr  # the human lines moved off stdout
+
+    done = tfyarn("wait", "--json", sub["app_id"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    end = json.loads(done.stdout)
+    assert list(end) == ["app_id", "tracking_url", "state", "diagnostics", "status"]
+    assert end["app_id"] == sub["app_id"] and end["state"] == "SUCCEEDED"
+    assert end["tracking_url"].startswith("http")
+    assert end["status"]["state"] == "SUCCEEDED" and len(end["status"]["tasks"]) == 2
+    assert "] SUCCEEDED" in done.stderr
+
+
+def test_submit_json_wait_of_a_failing_job_exits_4_with_its_final_state(cluster, yarn_apps):
+    res = tfyarn("submit", "--json", "--wait", "--worker-memory", "512m", "--name", "it-json-exit3",
+                 "--", "python", "-c", "import sys; sys.exit(3)")
+    out = json.loads(res.stdout)
+    yarn_apps.append(out["app_id"])
+    assert res.returncode == 4, res.stdout + res.stderr
+    assert out["state"] == "FAILED" and "exit code 3" in out["diagnostics"]
+    assert "ended FAILED" in res.stderr
+
+
+def test_ctrl_c_in_wait_leaves_the_job_running(cluster, yarn_apps):
+    res = tfyarn("submit", "--json", "--name", "it-detach", "--worker-memory", "512m",
+                 "--", "python", "-c", "import time; time.sleep(600)")
+    assert res.returncode == 0, res.stdout + res.stderr
+    app = json.loads(res.stdout)["app_id"]
+    yarn_apps.append(app)
+    try:
+        waiter = subprocess.Popen([*TFYARN, "wait", app], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        said: list[str] = []  # its stderr, line by line, as it comes
+        reader = threading.Thread(target=lambda: said.extend(waiter.stderr or ()), daemon=True)
+        reader.start()
+        # Ctrl-C once it follows (its first progress line), not while it still starts skein's driver
+        wait_for("`tfyarn wait` printing progress", lambda: any(ln.startswith("[") for ln in said), timeout_s=120)
+        waiter.send_signal(signal.SIGINT)
+        assert waiter.wait(timeout=30) == 130, said
+        reader.join(timeout=10)
+        assert any(ln.startswith(f"Interrupted: {app} keeps running; re-attach with `tfyarn wait {app}`, "
+                                 f"stop it with `tfyarn kill {app}`") for ln in said), said
+        assert status_json(app)["state"] in ("ACCEPTED", "RUNNING")  # following stopped, the job did not
+    finally:
+        assert tfyarn("kill", app).returncode == 0

@@ -1,0 +1,133 @@
+"""Following a job (tfyarn.follow, Client.wait): progress lines, printed once per change, to the job's end."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from tfyarn import follow as follow_mod
+from tfyarn.client import Client
+from tfyarn.follow import follow, progress_line
+from tfyarn.status import JobReport, JobState, TaskState
+from tfyarn.wire import StatusDoc, TaskStatus
+
+APP = "application_1_0001"
+
+
+def task(i: int, **over) -> TaskStatus:
+    return TaskStatus(**{"name": f"worker:{i}", "role": "worker", "index": i, "state": TaskState.RUNNING, **over})
+
+
+def doc(*tasks: TaskStatus, rendezvous: bool = False) -> StatusDoc:
+    return StatusDoc(app_id=APP, state="RUNNING", tasks=tasks, timeline={"rendezvous": 5.0} if rendezvous else {})
+
+
+def report(state: JobState, diagnostics: str = "") -> JobReport:
+    return JobReport(app_id=APP, name="demo", state=state, yarn_state=state.value, final_status="UNDEFINED",
+                     diagnostics=diagnostics, tracking_url="http://rm:8088/proxy/application_1_0001/",
+                     queue="default", user="ann", start_time_ms=1, finish_time_ms=0)
+
+
+class FakeJob:
+    """A job that goes through ``steps``, one (state, AM document) per poll; the last repeats."""
+
+    def __init__(self, steps: list[tuple[JobState, StatusDoc | None]]) -> None:
+        self.steps, self.polls, self.doc_reads = steps, 0, 0
+
+    def report(self, app_id: str) -> JobReport:
+        assert app_id == APP
+        state, _ = self.steps[min(self.polls, len(self.steps) - 1)]
+        self.polls += 1
+        return report(state, "all 2 worker task(s) succeeded" if state.is_terminal() else "")
+
+    def live_doc(self, rep: JobReport) -> StatusDoc | None:
+        assert rep.state is JobState.RUNNING, "the AM's page is read only while the job runs"
+        self.doc_reads += 1
+        return self.steps[min(self.polls, len(self.steps)) - 1][1]
+
+
+STARTING = doc(task(0), task(1))
+ONE_ALLOCATED = doc(task(0, yarn_container_id="c2"), task(1))
+ALL_REGISTERED = doc(task(0, yarn_container_id="c2", address="h:1"), task(1, yarn_container_id="c3", address="h:2"))
+TRAINING = replace(ALL_REGISTERED, timeline={"rendezvous": 5.0})
+R = JobState.RUNNING
+STEPS = [(JobState.SUBMITTED, None), (JobState.ACCEPTED, None), (JobState.ACCEPTED, None), (R, None),
+         (R, STARTING), (R, STARTING), (R, ONE_ALLOCATED), (R, ALL_REGISTERED), (R, TRAINING), (R, TRAINING),
+         (JobState.SUCCEEDED, None)]
+
+
+def test_progress_line_shows_the_state_until_the_am_publishes_tasks():
+    assert progress_line("ACCEPTED", None) == "ACCEPTED"
+    assert progress_line("RUNNING", None, 2) == "RUNNING"
+    assert progress_line("RUNNING", doc(), 2) == "RUNNING"  # a document without tasks yet
+    assert progress_line("SUCCEEDED", TRAINING, 2) == "SUCCEEDED"
+
+
+def test_progress_line_counts_containers_then_training():
+    assert progress_line("RUNNING", ONE_ALLOCATED, 2) == "RUNNING: containers 1/2 allocated, 0/2 registered"
+    assert progress_line("RUNNING", ALL_REGISTERED, 2) == "RUNNING: containers 2/2 allocated, 2/2 registered"
+    ended = doc(task(0, state=TaskState.SUCCEEDED), task(1, state=TaskState.RESTARTING), rendezvous=True)
+    assert progress_line("RUNNING", ended, 2).endswith("; training (1/2 task(s) ended)")
+
+
+def test_progress_line_without_a_total_takes_the_ams_task_count():
+    """The AM's table lists every task of the job from the start: `tfyarn wait` needs no spec."""
+    assert progress_line("RUNNING", ONE_ALLOCATED) == progress_line("RUNNING", ONE_ALLOCATED, 2)
+    three = doc(task(0, yarn_container_id="c2"), task(1), task(2), rendezvous=True)
+    assert progress_line("RUNNING", three) == (
+        "RUNNING: containers 1/3 allocated, 0/3 registered; training (0/3 task(s) ended)")
+
+
+def test_the_loop_prints_each_change_once_and_returns_the_final_report():
+    job, lines = FakeJob(STEPS), []
+    final = follow(job, APP, 2, progress=lines.append, poll_s=0)
+    assert final.state is JobState.SUCCEEDED and final.diagnostics == "all 2 worker task(s) succeeded"
+    assert job.polls == len(STEPS)  # it ends on the terminal state, without another poll
+    assert [line.split("] ", 1)[1] for line in lines] == [
+        "SUBMITTED", "ACCEPTED", "RUNNING",
+        "RUNNING: containers 0/2 allocated, 0/2 registered",
+        "RUNNING: containers 1/2 allocated, 0/2 registered",
+        "RUNNING: containers 2/2 allocated, 2/2 registered",
+        "RUNNING: containers 2/2 allocated, 2/2 registered; training (0/2 task(s) ended)",
+        "SUCCEEDED",
+    ]
+    assert all(line.startswith("[") and line.split("]")[0].strip("[ ").endswith("s") for line in lines)
+
+
+@pytest.mark.parametrize("end", [JobState.FAILED, JobState.KILLED])
+def test_the_loop_ends_on_any_terminal_state_without_raising(end):
+    job = FakeJob([(JobState.ACCEPTED, None), (R, STARTING), (end, None), (JobState.SUCCEEDED, None)])
+    assert follow(job, APP, poll_s=0).state is end
+    assert job.polls == 3
+
+
+def test_the_loop_derives_the_total_from_the_ams_document():
+    lines: list[str] = []
+    follow(FakeJob(STEPS), APP, None, progress=lines.append, poll_s=0)
+    assert any(line.endswith("RUNNING: containers 1/2 allocated, 0/2 registered") for line in lines)
+
+
+def test_an_ended_job_is_one_line():
+    lines: list[str] = []
+    job = FakeJob([(JobState.SUCCEEDED, None)])
+    assert follow(job, APP, progress=lines.append, poll_s=0).state is JobState.SUCCEEDED
+    assert len(lines) == 1 and lines[0].endswith("] SUCCEEDED") and job.doc_reads == 0
+
+
+def test_the_ams_page_is_read_every_poll_while_starting_and_rarely_while_training():
+    job = FakeJob([*STEPS[:9], *[(R, TRAINING)] * 20, (JobState.SUCCEEDED, None)])
+    follow(job, APP, 2, poll_s=0)
+    # polls 4..9 read it (gang starting); then nothing for TRAINING_DOC_EVERY_S (the test takes far less)
+    assert job.doc_reads == 6 and follow_mod.TRAINING_DOC_EVERY_S >= 1
+
+
+def test_without_a_progress_callback_it_is_silent(capsys):
+    follow(FakeJob(STEPS), APP, poll_s=0)
+    assert capsys.readouterr() == ("", "")
+
+
+def test_client_wait_is_the_loop():
+    """Client.wait needs only report() and live_doc() of the client it is called on."""
+    lines: list[str] = []
+    final = Client.wait(FakeJob(STEPS), APP, progress=lines.append, poll_s=0)  # type: ignore[arg-type]
+    assert final.state is JobState.SUCCEEDED and lines[-1].endswith("] SUCCEEDED") and len(lines) == 8
