@@ -146,7 +146,7 @@ class Queue:
     leaf: bool
     state: str  # RUNNING, STOPPED, DRAINING
     auto_create: bool  # a parent that creates the child queue a job names
-    labels: tuple[str, ...] = ("*",)  # the node labels it may use (* for any)
+    labels: tuple[str, ...] = ("*",)  # the node labels it may use (* for any; () none)
 
     def named(self, name: str) -> bool:
         """Whether ``name`` (a full path or a leaf's short name, as YARN accepts) means this queue."""
@@ -170,7 +170,7 @@ def _walk(q: dict[str, Any]) -> Any:
     children = (q.get("queues") or {}).get("queue") or []
     auto = q.get("autoCreateChildQueueEnabled") is True or q.get("autoCreationEligibility", "off") != "off"
     leaf = str(q["type"]).endswith("LeafQueueInfo") if "type" in q else "queues" not in q
-    labels = tuple(str(label) for label in q.get("nodeLabels") or ("*",))
+    labels = tuple(str(label) for label in q.get("nodeLabels") or ())  # the RM leaves it out for none
     yield Queue(q.get("queuePath") or q["queueName"], leaf, q.get("state") or "RUNNING", auto, labels)
     for child in children:
         yield from _walk(child)

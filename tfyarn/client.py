@@ -174,6 +174,14 @@ class Client:
             ),
             (rmnodes.RUNNING_NODES_PATH, "the nodes' capacities", lambda raw: check_fits(spec, parse_nodes(raw))),
         ]
+        if spec.labels:  # after the nodes: a label no node carries is named as such first
+            checks.append(
+                (
+                    "/ws/v1/cluster/scheduler",
+                    "the queues' node labels",
+                    lambda raw: _check_queue_labels(spec, parse_queues(raw)),
+                )
+            )
         for path, what, check in checks:
             url = f"{hadoop_env.rm_web(self.hadoop.conf_dir)}{path}"
             try:
@@ -396,6 +404,10 @@ class Client:
 def _check_queue(spec: JobSpec, queues: list[Any] | None) -> None:
     if queues is not None:  # None: a scheduler that takes any queue name
         check_queue(spec.queue, queues)
+
+
+def _check_queue_labels(spec: JobSpec, queues: list[Any] | None) -> None:
+    if queues is not None:
         check_queue_labels(spec, queues)
 
 

@@ -51,7 +51,7 @@ def gpu_on_node2(two_nodes):
 def test_up_labels_node_2_for_the_rm_and_its_queues(gpu_on_node2):
     assert cluster_labels() == ["gpu"]
     assert node_labels() == {"localhost": [], NODE2: ["gpu"]}
-    assert queue_labels() == {"default": ["gpu"], "research": ["gpu"]}
+    assert queue_labels() == {"default": ["gpu"], "research": []}  # gpu nodes are default's
     st = json.loads(tfyarn("cluster", "status", "--json").stdout)
     assert {n["address"]: n["labels"] for n in st["nodes"]} == {"127.0.0.1": [], NODE2: ["gpu"]}
     assert "label gpu" in tfyarn("cluster", "status").stdout
@@ -73,7 +73,15 @@ def test_a_labelled_job_runs_its_am_and_every_task_on_the_labelled_node(gpu_on_n
 def test_a_label_no_node_carries_is_refused_before_submitting(gpu_on_node2):
     res = tfyarn("submit", "--node-label", "tpu", "--num-workers", "1", "--", "python", "-c", "pass")
     assert res.returncode == 2, res.stdout + res.stderr
-    assert "'tpu'" in res.stderr and "gpu" in res.stderr  # what is wrong, and the label to use
+    assert "no RUNNING node of the cluster carries label 'tpu' (its nodes carry gpu)" in res.stderr
+    assert "application_" not in res.stdout + res.stderr
+
+
+def test_a_label_the_queue_may_not_use_is_refused_before_submitting(gpu_on_node2):
+    res = tfyarn("submit", "--queue", "research", "--worker-node-label", "gpu", "--num-workers", "1",
+                 "--", "python", "-c", "pass")
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "queue research may not use node label 'gpu' (its labels: none)" in res.stderr
     assert "application_" not in res.stdout + res.stderr
 
 

@@ -46,15 +46,16 @@ def test_labels_are_remembered_and_a_new_cluster_has_none(tmp_path):
     assert labels.remembered(lay) == {}
 
 
-def test_each_label_is_shared_by_both_queues_and_none_leaves_the_queues_as_they_were():
+def test_each_labels_nodes_are_the_default_queues_and_none_leaves_the_queues_as_they_were():
     assert not any("node-labels" in k for k in capacity_scheduler())
     cs = capacity_scheduler(("gpu", "ssd"))
     root = "yarn.scheduler.capacity.root"
     assert cs[f"{root}.default.accessible-node-labels"] == "gpu,ssd"
+    assert cs[f"{root}.research.accessible-node-labels"] == " "  # none: unset would inherit root's *
     for label in ("gpu", "ssd"):
         assert cs[f"{root}.accessible-node-labels.{label}.capacity"] == "100"
-        shares = [int(cs[f"{root}.{q}.accessible-node-labels.{label}.capacity"]) for q in ("default", "research")]
-        assert sum(shares) == 100  # the capacity scheduler refuses children that do not add up
+        assert cs[f"{root}.default.accessible-node-labels.{label}.capacity"] == "100"  # children add up to 100
+        assert f"{root}.research.accessible-node-labels.{label}.capacity" not in cs
     assert ClusterOptions(labels={3: "ssd", 2: "gpu", 4: "gpu"}).label_names == ("gpu", "ssd")
 
 
@@ -100,9 +101,11 @@ def test_a_labelled_role_must_fit_a_node_with_its_label():
         check_fits(job(worker_label="gpu", gpus=4), nodes)
 
 
-def queues(default_labels: list[str]) -> list:
+def queues(default_labels: list[str] | None) -> list:
     leaf = {"queueName": "default", "queuePath": "root.default", "type": "capacitySchedulerLeafQueueInfo",
-            "state": "RUNNING", "nodeLabels": default_labels}
+            "state": "RUNNING"}
+    if default_labels is not None:
+        leaf["nodeLabels"] = default_labels
     raw = {"scheduler": {"schedulerInfo": {"type": "capacityScheduler", "queueName": "root",
                                            "queues": {"queue": [leaf]}}}}
     return parse_queues(json.dumps(raw).encode())
@@ -114,6 +117,8 @@ def test_a_queue_must_be_allowed_the_label():
     check_queue_labels(job(), queues(["ssd"]))
     with pytest.raises(SpecError, match="queue default may not use node label 'gpu' \\(its labels: ssd\\)"):
         check_queue_labels(job(worker_label="gpu"), queues(["ssd"]))
+    with pytest.raises(SpecError, match="\\(its labels: none\\)"):  # the RM leaves nodeLabels out for none
+        check_queue_labels(job("gpu"), queues(None))
 
 
 def test_a_label_leaves_placement_to_yarn():

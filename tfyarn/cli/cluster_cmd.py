@@ -88,8 +88,8 @@ def cluster(ctx: click.Context, root: Path | None) -> None:
     metavar="NODE=LABEL,...|none",
     default=None,
     help="YARN node labels, e.g. 2=gpu: node 2 carries label gpu (non-exclusive: it still runs "
-    "unlabelled containers when it has room), and a job's --node-label gpu runs there only. Both "
-    "queues share each label's nodes 70/30. `none` removes them. The cluster remembers it.  "
+    "unlabelled containers when it has room), and a job's --node-label gpu runs there only. Queue "
+    "default has each label's nodes (research may not ask for one). `none` removes them. The cluster remembers it.  "
     "[default: as the cluster last had them; none for a new one]",
 )
 @click.option(

@@ -215,20 +215,21 @@ def fake_nvidia_smi(gpus: int) -> str:
 def capacity_scheduler(labels: tuple[str, ...] = ()) -> dict[str, str]:
     """Two queues, so queue selection is testable; room for several AMs.
 
-    Each node label's partition is shared by both queues as the cluster's
-    resources are (70/30, each up to all of it). The RM accepts labels here
-    that it does not know yet; `up` adds them right after it starts.
+    Each node label's nodes belong to queue ``default`` alone, as labelled
+    (GPU) nodes often belong to one team; ``research`` may not ask for a
+    label, though unlabelled containers of either queue still use the nodes'
+    idle room (the labels are non-exclusive). The RM accepts labels here that
+    it does not know yet; `up` adds them right after it starts.
     """
     root = "yarn.scheduler.capacity.root"
     by_label: dict[str, str] = {}
     for label in labels:
         by_label[f"{root}.accessible-node-labels.{label}.capacity"] = "100"
-        for queue, share in (("default", "70"), ("research", "30")):
-            by_label[f"{root}.{queue}.accessible-node-labels.{label}.capacity"] = share
-            by_label[f"{root}.{queue}.accessible-node-labels.{label}.maximum-capacity"] = "100"
+        by_label[f"{root}.default.accessible-node-labels.{label}.capacity"] = "100"
+        by_label[f"{root}.default.accessible-node-labels.{label}.maximum-capacity"] = "100"
     if labels:
-        for queue in ("default", "research"):
-            by_label[f"{root}.{queue}.accessible-node-labels"] = ",".join(labels)
+        by_label[f"{root}.default.accessible-node-labels"] = ",".join(labels)
+        by_label[f"{root}.research.accessible-node-labels"] = " "  # none (empty would inherit root's *)
     return by_label | {
         f"{root}.queues": "default,research",
         f"{root}.default.capacity": "70",

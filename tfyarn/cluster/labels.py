@@ -138,7 +138,7 @@ def apply(
     if queue_labels(layout) != (names or {"*"}):
         write_queues()
         refresh_queues(layout)
-        progress(f"Queues default and research now share the label(s): {', '.join(sorted(names)) or 'none'}.")
+        progress(f"The queues now know the label(s): {', '.join(sorted(names)) or 'none'} (capacity-scheduler.xml).")
     unused = cluster_labels(layout) - names
     if unused:
         _call(layout, "remove-node-labels?labels=" + ",".join(sorted(unused)), "POST")
