@@ -41,6 +41,7 @@ from tfyarn.spec import JobSpec
 from tfyarn.status import JobReport, job_state, trim_diagnostics
 from tfyarn.wire import SnapshotRecord, StatusDoc, TaskStatus, WireError
 
+DRIVER_EXIT_S = 5.0  # how long close() lets skein's driver exit by itself (it takes ~0.5 s idle)
 _ALL_APP_STATES = ["NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING", "FINISHED", "FAILED", "KILLED"]
 
 
@@ -131,6 +132,20 @@ class Client:
         self.close()
 
     def close(self) -> None:
+        """Stop skein's Java driver, waiting at most DRIVER_EXIT_S before killing it.
+
+        skein's own close() waits for the driver without a limit; on a loaded
+        machine that made a Ctrl-C'd `tfyarn wait` outlive its user's patience.
+        """
+        proc: subprocess.Popen[bytes] | None = getattr(self._skein, "_proc", None)
+        if proc is not None and proc.poll() is None:
+            if proc.stdin is not None:
+                proc.stdin.close()  # the driver's signal to exit
+            try:
+                proc.wait(timeout=DRIVER_EXIT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
         self._skein.close()
 
     def _unknown(self, app_id: str) -> TfyarnError:

@@ -7,10 +7,13 @@ job running and says how to re-attach.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import threading
+
+import pytest
 
 from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, status_json, tfyarn, wait_for
 
@@ -64,14 +67,22 @@ def test_ctrl_c_in_wait_leaves_the_job_running(cluster, yarn_apps):
     app = json.loads(res.stdout)["app_id"]
     yarn_apps.append(app)
     try:
-        waiter = subprocess.Popen([*TFYARN, "wait", app], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        waiter = subprocess.Popen([*TFYARN, "wait", app], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env={**os.environ, "PYTHONFAULTHANDLER": "1"})
         said: list[str] = []  # its stderr, line by line, as it comes
         reader = threading.Thread(target=lambda: said.extend(waiter.stderr or ()), daemon=True)
         reader.start()
         # Ctrl-C once it follows (its first progress line), not while it still starts skein's driver
         wait_for("`tfyarn wait` printing progress", lambda: any(ln.startswith("[") for ln in said), timeout_s=120)
         waiter.send_signal(signal.SIGINT)
-        assert waiter.wait(timeout=30) == 130, said
+        try:
+            rc = waiter.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # where it hangs: faulthandler prints every thread's stack on SIGABRT
+            waiter.send_signal(signal.SIGABRT)
+            waiter.wait(timeout=30)
+            reader.join(timeout=10)
+            pytest.fail("`tfyarn wait` still ran 30 s after SIGINT; its stderr:\n" + "".join(said))
+        assert rc == 130, said
         reader.join(timeout=10)
         assert any(ln.startswith(f"Interrupted: {app} keeps running; re-attach with `tfyarn wait {app}`, "
                                  f"stop it with `tfyarn kill {app}`") for ln in said), said
