@@ -1,6 +1,6 @@
 """The smallest tfyarn job: every task says who and where it is.
 
-    tfyarn submit --num-workers 2 --wait -- python examples/hello.py
+    tfyarn submit --num-workers 2 --file examples/hello.py --wait -- python hello.py
 """
 import os
 import socket

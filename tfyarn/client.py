@@ -243,10 +243,12 @@ class Client:
 
             check_paths(spec, self.hadoop.conf_dir)
         ctx = dataclasses.replace(
-            PlanContext.for_spec(spec),
+            PlanContext.for_spec(spec, self.hadoop.conf_dir),
             kerberized=hadoop_env.kerberized(self.hadoop.conf_dir),
             nodes=self.placement_nodes(spec, progress),
         )
+        if ctx.env_choice is not None:
+            progress(ctx.env_choice.warning or ctx.env_choice.line())
         if ctx.shipped_env or ctx.shipped_code:
             from tfyarn import pyenv
 

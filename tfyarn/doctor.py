@@ -25,6 +25,7 @@ from urllib.parse import urlparse
 
 from tfyarn import hadoop_env, hadoopconf, protocol
 from tfyarn.admission import SchedulerLimits, Unreadable, check_queue, parse_conf, parse_queues
+from tfyarn.envchoice import EnvChoice
 from tfyarn.errors import SpecError
 from tfyarn.nodegpus import GPU
 from tfyarn.rest import FetchError
@@ -65,7 +66,7 @@ class Probe:
     environ: Mapping[str, str]
     local_conf_dir: Path  # the local cluster's (`tfyarn cluster up`), whether or not it exists
     local_bin_dir: Path  # its `yarn`, which tfyarn falls back to as hadoop_env.discover does
-    python: str  # the interpreter a `python_env: local` job runs in its containers (sys.executable)
+    python_env: Callable[[Path | None], EnvChoice]  # what python_env auto is for a cluster (envchoice.choose)
     run: Callable[[Sequence[str], Mapping[str, str], float], Ran]  # (argv, env, timeout): OSError, TimeoutExpired
     connect: Callable[[str, int], None]  # open and close a TCP connection: OSError if it cannot
     get: Callable[[str], bytes]  # a REST answer (tfyarn.rest.get): FetchError
@@ -403,18 +404,19 @@ def check_queues(probe: Probe, found: Found) -> Verdict:
 
 
 def check_python_env(probe: Probe, found: Found) -> Verdict:
-    """9. The Python a default submit's containers run, and whether every node has it."""
+    """9. The Python a default submit's containers get, and whether every node has it (tfyarn.envchoice)."""
     default = spec_default("python_env")
-    if default != "local":
-        return _ok(f"python_env {default} (the default): the environment is shipped to the containers")
-    said = f"python_env local (the default): containers run {probe.python}"
-    if _is_local(found, probe):
-        return _ok(f"{said}; the local cluster's nodes are this machine")
-    return _warn(
-        f"{said}; every node needs it, with tfyarn and your packages",
-        "install the same environment at that path on every node, or submit with --python-env packed "
-        "(ships this virtualenv through HDFS) or --python-env ENV.tar.gz",
-    )
+    if default != "auto":
+        return _ok(f"python_env {default} (the default)")
+    choice = probe.python_env(found.conf_dir)
+    if choice.warning:
+        return _warn(
+            choice.line(),
+            "run tfyarn from a virtualenv or conda env without editable installs (it is then shipped), "
+            "pass --python-env ENV.tar.gz (venv-pack/conda-pack), or install this environment at the "
+            "same path on every node and pass --python-env local",
+        )
+    return _ok(choice.line())
 
 
 def check_docker(probe: Probe, found: Found) -> Verdict:

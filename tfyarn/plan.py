@@ -13,14 +13,16 @@ import os
 import shlex
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import skein
 
-from tfyarn import placement, protocol
+from tfyarn import envchoice, placement, protocol, scripts
 from tfyarn.spec import JobSpec, RoleSpec
 
 if TYPE_CHECKING:
+    from tfyarn.envchoice import EnvChoice
     from tfyarn.pyenv import PackedEnv
 
 TAG = "tfyarn"
@@ -56,23 +58,31 @@ class PlanContext:
     shipped_env: PackedEnv | None = None
     shipped_code: PackedEnv | None = None
 
+    # How python_env auto resolved (None: the spec named one), for the submit to say.
+    env_choice: EnvChoice | None = None
+
     @classmethod
-    def for_spec(cls, spec: JobSpec) -> PlanContext:
+    def for_spec(cls, spec: JobSpec, conf_dir: Path | None = None) -> PlanContext:
+        """``conf_dir``: the target cluster's config, which ``python_env: auto`` looks at (None: unknown)."""
         from tfyarn import pyenv  # reads local files only when shipping is asked for
 
-        code_dir = pyenv.shipped_code_dir(spec.code, spec.python_env)  # shipped env: the cwd, unless home
+        choice = envchoice.choose(conf_dir) if spec.python_env == envchoice.AUTO else None
+        python_env = choice.python_env if choice else spec.python_env
+        code_dir = pyenv.shipped_code_dir(spec.code, python_env)  # shipped env: the cwd, unless home
         code = pyenv.planned_code(code_dir) if code_dir else None  # reads the dir, writes nothing
+        scripts.check_shipped(spec, code_dir)
         code_archive = code.uri if code else ""
-        if spec.python_env != "local":
-            env = pyenv.planned(spec.python_env)
+        if python_env != "local":
+            env = pyenv.planned(python_env)
             return cls(
                 python=pyenv.PYTHON_IN_ARCHIVE,
                 env_archive=env.uri,
                 code_archive=code_archive,
                 shipped_env=env,
                 shipped_code=code,
+                env_choice=choice,
             )
-        return cls(python=sys.executable, code_archive=code_archive, shipped_code=code)
+        return cls(python=sys.executable, code_archive=code_archive, shipped_code=code, env_choice=choice)
 
 
 def _script(ctx: PlanContext, module: str, log_as: str = "") -> str:

@@ -1,6 +1,6 @@
 """Ship the submitter's Python environment and code to nodes that do not have them.
 
-``python_env: packed`` packs the active virtualenv (venv-pack) once per
+``python_env: packed`` packs the active virtualenv (venv-pack) or conda env (conda-pack) once per
 distinct set of installed packages, uploads it to an HDFS cache keyed by
 that fingerprint, and localizes it in every container (AM included) as a
 YARN archive, so tfyarn itself need not be installed on the nodes. A second
@@ -23,6 +23,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 
 from tfyarn import codedir, protocol
 from tfyarn.errors import SpecError
@@ -32,6 +33,7 @@ PYTHON_IN_ARCHIVE = f"{ARCHIVE_DIR}/bin/python"
 CODE_DIR = protocol.CODE_DIR
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 MAX_CODE_BYTES = 200 * 2**20
+CONDA_META = "conda-meta"  # the dir that makes a prefix a conda environment
 
 
 @dataclass(frozen=True)
@@ -64,10 +66,16 @@ def fingerprint() -> str:
     environments differ in fingerprint exactly when an installed file does,
     e.g. a locally built package whose version string did not change.
     """
-    if sys.prefix == sys.base_prefix:
-        raise SpecError("python_env: packed needs a virtualenv; run tfyarn from one (python -m venv ...)")
+    conda = is_conda(sys.prefix)
+    if sys.prefix == sys.base_prefix and not conda:
+        raise SpecError(
+            f"python_env: packed needs a virtualenv or a conda env, and {sys.prefix} is neither; "
+            "run tfyarn from one (python -m venv ...)"
+        )
     installed = list(metadata.distributions(path=_site_dirs()))  # not sys.path: it holds the cwd
     dists = sorted(f"{d.metadata['Name']}=={d.version}\n{d.read_text('RECORD') or ''}" for d in installed)
+    if conda:  # conda's own packages (no RECORD): each has a conda-meta record named after its build
+        dists += sorted(p.name for p in Path(sys.prefix, CONDA_META).glob("*.json"))
     editable = [d.metadata["Name"] for d in installed if _editable(d)]
     if editable:
         raise SpecError(
@@ -76,6 +84,11 @@ def fingerprint() -> str:
         )
     text = "\n".join([sys.version, *dists])
     return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def is_conda(prefix: str) -> bool:
+    """Whether ``prefix`` is a conda environment (shipped with conda-pack, not venv-pack)."""
+    return os.path.isdir(os.path.join(prefix, CONDA_META))
 
 
 def cache_uri(fp: str, user: str | None = None, kind: str = "envs", suffix: str = ".tar.gz") -> str:
@@ -139,11 +152,21 @@ def _local_archive(env: PackedEnv, tmp: str, progress: Callable[[str], None]) ->
         return env.local
     if env.local:
         return env.local
-    import venv_pack
-
     archive = os.path.join(tmp, "env.tar.gz")
     progress(f"Packing the Python environment {sys.prefix} (once per set of packages) ...")
-    venv_pack.pack(prefix=sys.prefix, output=archive, compress_level=1)
+    if is_conda(sys.prefix):
+        try:
+            import conda_pack
+        except ImportError:
+            raise SpecError(
+                f"python_env: {sys.prefix} is a conda env, and shipping one needs conda-pack; "
+                "`pip install conda-pack` (or `conda install conda-pack`) in it"
+            ) from None
+        conda_pack.pack(prefix=sys.prefix, output=archive, compress_level=1)
+    else:
+        import venv_pack
+
+        venv_pack.pack(prefix=sys.prefix, output=archive, compress_level=1)
     return archive
 
 

@@ -35,7 +35,7 @@ from tfyarn.fields import (
 __all__ = ["JobSpec", "RoleSpec", "InputSpec", "OutputSpec", "parse_memory", "show", "split_pair"]
 
 RESTART_POLICIES = ("never", "on-failure", "all")  # see RoleSpec.restart_policy
-PYTHON_ENVS = ("local", "packed")  # see tfyarn.plan.PlanContext and tfyarn.pyenv
+PYTHON_ENVS = ("auto", "local", "packed")  # see tfyarn.envchoice, tfyarn.plan.PlanContext and tfyarn.pyenv
 PLACEMENTS = ("yarn", "spread", "pack")  # see tfyarn.placement
 _HOST_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
 _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,62}")  # role names: also YARN service names
@@ -234,7 +234,7 @@ class JobSpec:
     env: dict[str, str] = field(default_factory=dict)
     tags: tuple[str, ...] = ()
     files: tuple[str, ...] = ()  # local paths, localized into every task's working dir by basename
-    python_env: str = "local"  # local | packed | path of an environment archive
+    python_env: str = "auto"  # auto | local | packed | path of an environment archive (tfyarn.envchoice)
     code: str = ""  # a local dir shipped to every task's working dir (packed, cached by content)
     am_memory_mb: int = 768
     max_attempts: int = 1

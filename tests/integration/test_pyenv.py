@@ -96,3 +96,41 @@ def test_code_dir_is_shipped_and_runs_as_at_home(cluster, tmp_path, yarn_apps):
     assert res.returncode == 0, res.stdout + res.stderr
     logs = subprocess.run([sys.executable, "-m", "tfyarn", "logs", app], capture_output=True, text=True).stdout
     assert "CODE hello from shipped code" in logs
+
+
+def test_by_default_an_environment_no_node_can_see_is_shipped_with_the_script(cluster, small_venv, tmp_path,
+                                                                              yarn_apps):
+    """No --python-env, no --file: the client's venv is visible only in its own mount namespace.
+
+    On the host (node 1's view) and in node 2's, the dir the client runs its venv from is empty, as a
+    real cluster's nodes lack the submitter's venv; python_env auto must see that and ship it, and
+    `python train.py` must find the script that sits in the submit's current dir.
+    """
+    hidden = tmp_path / "hidden-venv"
+    hidden.mkdir()
+    work = workdir(tmp_path / "project")
+    (work / "train.py").write_text(SHOW.replace("; ", "\n") + "\nprint('SCRIPT ran')\n")
+    run = (f'mount --bind "$1" "$2" && cd "$3" && exec "$2/bin/python" -m tfyarn submit --worker-memory 512m '
+           "--name it-auto-env --wait -- python train.py")
+    res = subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", run, "sh",
+                          str(small_venv), str(hidden), str(work)], capture_output=True, text=True, timeout=600)
+    app = app_id_from(res.stdout + res.stderr)
+    yarn_apps.append(app)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert f"python_env auto: packed (the local cluster's node 1 does not see {hidden}" in res.stderr, res.stderr
+    assert not any(hidden.iterdir())  # outside the client's namespace the venv was never there
+    logs = subprocess.run([sys.executable, "-m", "tfyarn", "logs", app], capture_output=True, text=True).stdout
+    cwd = next(l.split(" ", 1)[1] for l in logs.splitlines() if l.startswith("CWD "))
+    assert f"EXE {cwd}/pyenv/bin/python" in logs and "SCRIPT ran" in logs
+
+
+def test_a_script_nothing_ships_is_refused_before_anything_is_submitted(cluster, tmp_path):
+    work = workdir(tmp_path / "project")
+    (work / "train.py").write_text("print('never runs')\n")
+    res = subprocess.run([sys.executable, "-m", "tfyarn", "submit", "--python-env", "local", "--", "python",
+                          "train.py"], capture_output=True, text=True, timeout=120, cwd=str(work))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stderr.strip().splitlines()[-1] == (
+        f"Error: command: train.py is a file in {work}, which the containers do not get (each runs in a dir of "
+        "its own); add --file train.py (ships the file) or --code . (ships this dir)")
+    assert "application_" not in res.stdout + res.stderr

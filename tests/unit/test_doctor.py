@@ -23,6 +23,7 @@ from tfyarn.cli import doctor_cmd
 from tfyarn.cli.main import cli
 from tfyarn.cluster.config import to_xml
 from tfyarn.doctor import Outcome, Probe, run_checks
+from tfyarn.envchoice import EnvChoice
 from tfyarn.rest import FetchError
 from tfyarn.rmnodes import NodeCapacity
 
@@ -64,7 +65,17 @@ class World:
     commands: dict[str, tuple[int, str] | Exception] = field(default_factory=lambda: {
         "yarn": (0, "/opt/hadoop/share/hadoop/common/hadoop-common.jar"), "klist": (1, "")})
     hdfs_error: Exception | None = None
+    can_pack: bool = False  # whether this environment could be shipped (envchoice.pack_problem is None)
     calls: list[tuple] = field(default_factory=list)
+
+    def python_env(self, conf_dir):
+        """envchoice.choose, as it answers for a client in /opt/venv: the local cluster sees it, others do not."""
+        if conf_dir is not None and conf_dir.name == "conf" and conf_dir.parent.name == "local-cluster":
+            return EnvChoice("local", "every node of the local cluster sees /opt/venv/bin/python")
+        if self.can_pack:
+            return EnvChoice("packed", "the cluster is not this machine's local one; this environment /opt/venv is shipped")
+        return EnvChoice("local", "the cluster is not this machine's local one, and this environment cannot be "
+                         "shipped: needs a virtualenv", warning="python_env auto: containers will run /usr/bin/python3, ...")
 
     def run(self, argv, env, timeout):
         self.calls.append(("run", tuple(argv), env.get("PATH"), env.get(protocol.ENV_HADOOP_CONF_DIR), timeout))
@@ -136,7 +147,7 @@ def probe_of(world: World, site: dict, **env: str | None) -> Probe:
         environ={k: v for k, v in environ.items() if v is not None},
         local_conf_dir=site["local"] / "conf",
         local_bin_dir=site["local"] / "bin",
-        python="/opt/venv/bin/python",
+        python_env=world.python_env,
         run=world.run,
         connect=world.connect,
         get=world.get,
@@ -280,8 +291,8 @@ def test_config_from_hadoop_home_and_from_the_local_cluster_say_so(site, tmp_pat
     got = check(World(), site, HADOOP_CONF_DIR=None)
     assert got["config"].detail.startswith(f"{site['local'] / 'conf'} (the local cluster): ")
     assert got["python-env"].outcome == Outcome.OK  # the local cluster's nodes are this machine
-    assert got["python-env"].detail == ("python_env local (the default): containers run /opt/venv/bin/python; "
-                                        "the local cluster's nodes are this machine")
+    assert got["python-env"].detail == ("python_env auto: local (every node of the local cluster sees "
+                                        "/opt/venv/bin/python)")
 
 
 def test_config_file_that_is_not_xml_fails_naming_the_file(site):
@@ -579,12 +590,18 @@ def test_other_schedulers_and_unreadable_answers(site):
 # --- 9. python-env and 10. docker ----------------------------------------------------------
 
 
-def test_python_env_on_a_real_cluster_warns_that_every_node_needs_it(site):
+def test_python_env_on_a_real_cluster_ships_a_virtualenv(site):
+    got = check(World(can_pack=True), site)["python-env"]
+    assert (got.outcome, got.detail) == (Outcome.OK, "python_env auto: packed (the cluster is not this machine's "
+                                         "local one; this environment /opt/venv is shipped)")
+
+
+def test_python_env_that_cannot_be_shipped_warns_with_the_ways_out(site):
     got = check(World(), site)["python-env"]
     assert got.outcome == Outcome.WARN
-    assert got.detail == ("python_env local (the default): containers run /opt/venv/bin/python; every node needs "
-                          "it, with tfyarn and your packages")
-    assert "--python-env packed" in got.fix
+    assert got.detail.startswith("python_env auto: local (the cluster is not this machine's local one, and this "
+                                 "environment cannot be shipped: needs a virtualenv")
+    assert "--python-env ENV.tar.gz" in got.fix and "--python-env local" in got.fix
 
 
 def test_docker_runtime(site):

@@ -24,8 +24,10 @@ EXAMPLES = ["tensorflow/ps_strategy", "tensorflow/multi_worker_mirrored", "pytor
 
 
 def dry_run(example: str) -> str:
-    env = {**os.environ, "TFYARN": f"{sys.executable} -m tfyarn", "TFYARN_SUBMIT_FLAGS": "--dry-run",
-           "HADOOP_CONF_DIR": "/nonexistent"}  # a dry run must not need a cluster
+    # A dry run must not need a cluster. python_env auto would ship a non-editable venv: the plan
+    # is pinned to local, so it does not depend on how this venv was installed.
+    env = {**os.environ, "TFYARN": f"{sys.executable} -m tfyarn", "TFYARN_SUBMIT_FLAGS": "--dry-run --python-env local",
+           "HADOOP_CONF_DIR": "/nonexistent"}
     proc = subprocess.run(["bash", str(ROOT / "examples" / example / "submit.sh")], env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

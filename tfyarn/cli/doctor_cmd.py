@@ -12,14 +12,13 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import click
 
-from tfyarn import doctor, hadoopconf, protocol, rest, rmnodes
+from tfyarn import doctor, envchoice, hadoopconf, protocol, rest, rmnodes
 from tfyarn.cli.params import default_help
 from tfyarn.cluster.layout import ClusterLayout
 
@@ -81,7 +80,7 @@ def real_probe() -> doctor.Probe:
         environ=dict(os.environ),
         local_conf_dir=layout.conf_dir,
         local_bin_dir=layout.bin_dir,
-        python=sys.executable,
+        python_env=envchoice.choose,
         run=run_command,
         connect=connect,
         get=lambda url: rest.get(url, timeout=REST_TIMEOUT_S),

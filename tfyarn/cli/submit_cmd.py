@@ -196,10 +196,12 @@ def _role_options(f: Any) -> Any:
 @click.option(
     "--python-env",
     default=None,
-    metavar="local|packed|ARCHIVE",
-    help="local: containers run this machine's interpreter path (one node or a shared install); "
-    "packed: this virtualenv is packed, cached on HDFS by its packages and unpacked in every "
-    f"container; ARCHIVE: a venv-pack/conda-pack .tar.gz to use instead. {default_help('python_env')}",
+    metavar="auto|local|packed|ARCHIVE",
+    help="auto: local on the local cluster when its nodes see this interpreter, else packed (said at "
+    "submit and in --dry-run); local: containers run this machine's interpreter path (a shared install); "
+    "packed: this virtualenv or conda env is packed (venv-pack/conda-pack), cached on HDFS by its packages "
+    "and unpacked in every container, and the current dir is shipped as --code; ARCHIVE: a "
+    f"venv-pack/conda-pack .tar.gz to use instead. {default_help('python_env')}",
 )
 @click.option(
     "--code",
@@ -337,7 +339,7 @@ def submit(
         from tfyarn.plan import PlanContext, plan
 
         try:
-            plan_ctx = PlanContext.for_spec(spec)
+            plan_ctx = PlanContext.for_spec(spec, _conf_dir_or_none())
             app_spec = plan(spec, plan_ctx)
         except SpecError as e:
             raise reworded(e, flagged) from None
@@ -352,6 +354,10 @@ def submit(
             click.echo(f"# input: {i.src} -> {i.local_dir} ({i.mode})")
         for o in spec.outputs:
             click.echo(f"# output: {o.src} -> {o.dest} (published by {spec.output_task(o)})")
+        if plan_ctx.env_choice is not None:
+            click.echo(f"# {plan_ctx.env_choice.line()}")
+            if plan_ctx.env_choice.warning:
+                click.echo(f"# warning: {plan_ctx.env_choice.warning}")
         if plan_ctx.shipped_code:
             click.echo(f"# code: {plan_ctx.shipped_code.summary}")
         click.echo(app_spec.to_yaml(), nl=False)
@@ -377,3 +383,14 @@ def submit(
                 click.echo(json.dumps(job_dict(rep)))
             return
         follow_to_end(client, app_id, spec.num_tasks, as_json)
+
+
+def _conf_dir_or_none() -> Path | None:
+    """The cluster config a submit would use, for --dry-run's python_env auto; None when there is none."""
+    from tfyarn import hadoop_env
+    from tfyarn.errors import UnreachableError
+
+    try:
+        return hadoop_env.discover().conf_dir
+    except UnreachableError:
+        return None
