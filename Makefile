@@ -40,6 +40,7 @@ bench: up
 	$(PY) benchmarks/startup.py
 	$(PY) benchmarks/ddp_overhead.py
 	$(PY) benchmarks/staging.py
+	$(PY) benchmarks/driver.py
 
 # NODES=N runs N NodeManagers (node i on 127.0.0.i); fewer than run now stops the extra ones.
 # `make test` and `make integration` use 2; `make demo` and a plain `make up` keep 1.

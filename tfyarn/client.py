@@ -20,7 +20,7 @@ from typing import Any
 
 import skein
 
-from tfyarn import hadoop_env, protocol, rmnodes
+from tfyarn import hadoop_env, protocol, rmnodes, skeindriver
 from tfyarn.admission import (
     NodeCapacity,
     SchedulerLimits,
@@ -123,7 +123,8 @@ class Client:
         hadoop_env.check_reachable(self.hadoop)
         self.hadoop.apply()
         with _skein_errors():
-            self._skein = _start_skein()
+            # A global driver for this cluster saves a JVM start (tfyarn.skeindriver); else one of our own.
+            self._skein = skeindriver.connect(self.hadoop.conf_dir) or _start_skein()
 
     def __enter__(self) -> Client:
         return self

@@ -15,6 +15,9 @@ from typing import Any
 
 # --- client-side environment -------------------------------------------------
 ENV_CLUSTER_DIR = "TFYARN_CLUSTER_DIR"  # where `tfyarn cluster` keeps a local cluster
+ENV_DEFAULTS = "TFYARN_DEFAULTS"  # the per-user defaults file (tfyarn.cli.jobfile.defaults_path)
+ENV_OWN_DRIVER = "TFYARN_OWN_DRIVER"  # set: never reuse a skein global driver (tfyarn.skeindriver)
+ENV_PREFIX = "TFYARN"  # click's auto_envvar_prefix: TFYARN_<COMMAND>_<OPTION> sets a flag's default
 ENV_JAR_CACHE = "TFYARN_JAR_CACHE"  # where the Hadoop jars are cached
 ENV_HADOOP_CONF_DIR = "HADOOP_CONF_DIR"  # the Hadoop client config the client reads (YARN sets it on containers too)
 ENV_YARN_CONF_DIR = "YARN_CONF_DIR"  # where Hadoop's scripts look for the client config next

@@ -1,4 +1,4 @@
-"""A job's spec from its three layers: a YAML job file, then flags, then ``--set key=value``.
+"""A job's spec from its layers: the user's defaults file, a YAML job file, flags, then ``--set key=value``.
 
 Every flag is one job-spec key (``FLAG_KEYS``), so a job can be written as
 flags, as YAML (conf/job.yaml documents every key), or both; an error names
@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from tfyarn import protocol
 from tfyarn.errors import SpecError
 from tfyarn.frameworks import KNOWN_ROLES as ROLES
 from tfyarn.spec import JobSpec, show, split_pair
@@ -135,6 +136,42 @@ def load_conf(path: Path | None) -> dict[str, Any]:
     return doc
 
 
+def defaults_path() -> Path:
+    """The per-user defaults file: $TFYARN_DEFAULTS, else $XDG_CONFIG_HOME (or ~/.config)/tfyarn/defaults.yaml."""
+    given = os.environ.get(protocol.ENV_DEFAULTS)
+    if given:
+        return Path(given)
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "tfyarn" / "defaults.yaml"
+
+
+def load_defaults() -> dict[str, Any]:
+    """The defaults file's job-spec keys ({} when there is none); one named by $TFYARN_DEFAULTS must exist."""
+    path = defaults_path()
+    if not path.exists() and not os.environ.get(protocol.ENV_DEFAULTS):
+        return {}
+    if not path.is_file():
+        raise SpecError(
+            f"{protocol.ENV_DEFAULTS}: {str(path)!r} is not a regular file; point it at a YAML file of "
+            "job-spec keys (conf/job.yaml), or unset it"
+        )
+    try:
+        return load_conf(path)
+    except SpecError as e:
+        raise SpecError(f"defaults file {str(e).removeprefix('--conf: ')}") from None
+
+
+def merged(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` on top of ``base``: mappings merge key by key, anything else (lists too) is replaced."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
 def reworded(err: SpecError, flagged: dict[str, str]) -> SpecError:
     """A SpecError about a key that a flag set names the flag; other keys get their flag as a hint.
 
@@ -168,11 +205,12 @@ def build_spec(
     flagged: dict[str, str],
     input_mode: str = "copy",
 ) -> JobSpec:
-    """The job from file, flags given on the command line, and --set overrides, in that order.
+    """The job from the user's defaults file, the job file, flags (or their TFYARN_SUBMIT_* variables)
+    and --set overrides, in that order.
 
     Fills ``flagged`` (key -> flag) for the keys that flags set.
     """
-    doc = load_conf(conf)
+    doc = merged(load_defaults(), load_conf(conf))
     for param, value in given.items():
         key = _PARAM_KEYS[param]
         flag = FLAG_KEYS.get(key, f"--{param.replace('_', '-')}")

@@ -9,6 +9,7 @@ from datetime import datetime
 import click
 
 from tfyarn import protocol
+from tfyarn.cli.table import table
 from tfyarn.status import is_app_id
 from tfyarn.wire import Event, JobStatus, StatusDoc, TaskStatus, report_dict
 
@@ -48,12 +49,9 @@ def status(app_id: str, as_json: bool) -> None:
     if rep.diagnostics:
         click.echo(f"Diagnostics: {rep.diagnostics}")
     if doc and doc.tasks:
-        click.echo(
-            f"\n{'TASK':<14}{'STATE':<11}{'RESTARTS':<9}{'EXIT':<6}{'HOST':<16}{'ADDRESS':<22}"
-            f"{'GPUS':<8}{'STAGING':<9}CONTAINER"
-        )
-        for t in doc.tasks:
-            click.echo(_task_row(t))
+        click.echo()
+        for line in table(TASK_COLUMNS, [_task_row(t) for t in doc.tasks]):
+            click.echo(line)
     elif rep.state.is_terminal():
         click.echo("(per-task detail not available yet: YARN is still aggregating the logs)")
     if doc and doc.events:
@@ -72,14 +70,24 @@ def _event_row(e: Event) -> str:
     return f"  {when}  {e.kind:<13}{first}{' ...' if more else ''}"
 
 
-def _task_row(t: TaskStatus) -> str:
+TASK_COLUMNS = ("TASK", "STATE", "RESTARTS", "EXIT", "HOST", "ADDRESS", "GPUS", "STAGING", "CONTAINER")
+
+
+def _task_row(t: TaskStatus) -> list[str]:
     code = "" if t.exit_code is None else str(t.exit_code)
     staging = "-" if t.staging_s is None else f"{t.staging_s:.1f}s"
     devices = ",".join(str(d) for d in t.gpus) or "-"
-    return (
-        f"{t.name:<14}{t.state.value:<11}{t.restarts:<9}{code:<6}{t.host or '-':<16}"
-        f"{t.address or '-':<22}{devices:<8}{staging:<9}{t.yarn_container_id or '-'}"
-    )
+    return [
+        t.name,
+        t.state.value,
+        str(t.restarts),
+        code,
+        t.host or "-",
+        t.address or "-",
+        devices,
+        staging,
+        t.yarn_container_id or "-",
+    ]
 
 
 @click.command("list")
@@ -94,10 +102,13 @@ def list_(as_json: bool, limit: int) -> None:
     if as_json:
         click.echo(json.dumps([report_dict(j) for j in jobs], indent=2))
         return
-    click.echo(f"{'APPLICATION':<32}{'NAME':<24}{'FRAMEWORK':<12}{'STATE':<11}{'QUEUE':<14}STARTED")
-    for j in jobs:
-        started = datetime.fromtimestamp(j.start_time_ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
-        click.echo(f"{j.app_id:<32}{j.name[:23]:<24}{j.framework:<12}{j.state.value:<11}{j.queue:<14}{started}")
+    rows = [[j.app_id, j.name, j.framework, j.state.value, j.queue, _started(j.start_time_ms)] for j in jobs]
+    for line in table(("APPLICATION", "NAME", "FRAMEWORK", "STATE", "QUEUE", "STARTED"), rows):
+        click.echo(line)
+
+
+def _started(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
 
 
 @click.command()

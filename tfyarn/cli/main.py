@@ -73,7 +73,10 @@ class LazyGroup(click.Group):
             sys.exit(130)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": protocol.ENV_PREFIX},
+)
 @click.version_option(__version__, prog_name="tfyarn")
 @click.option(
     "--principal",

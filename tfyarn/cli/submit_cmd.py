@@ -321,6 +321,11 @@ def submit(
       tfyarn submit --conf job.yaml --set roles.worker.instances=4 --dry-run
 
     \b
+    Layers, each over the one before: your defaults file (~/.config/tfyarn/defaults.yaml,
+    or $TFYARN_DEFAULTS; job-file keys, see conf/job.yaml), --conf, flags or their
+    variables (TFYARN_SUBMIT_<FLAG>, e.g. TFYARN_SUBMIT_QUEUE=research), then --set.
+
+    \b
     Exit codes: 0 submitted (or SUCCEEDED with --wait), 2 bad input (nothing submitted),
     3 cluster unreachable, 4 job FAILED or KILLED (with --wait), 130 Ctrl-C during --wait
     (the job keeps running), 1 other errors.
@@ -334,7 +339,8 @@ def submit(
     try:
         spec = build_spec(conf, given, sets, command, flagged, input_mode)
     except SpecError as e:
-        raise reworded(e, flagged) from None
+        raise reworded(e, env_named(ctx, flagged)) from None
+    flagged = env_named(ctx, flagged)
     if dry_run:
         from tfyarn.plan import PlanContext, plan
 
@@ -394,3 +400,23 @@ def _conf_dir_or_none() -> Path | None:
         return hadoop_env.discover().conf_dir
     except UnreachableError:
         return None
+
+
+def env_named(ctx: click.Context, flagged: dict[str, str]) -> dict[str, str]:
+    """``flagged`` with a flag whose value came from its TFYARN_SUBMIT_* variable named as that variable."""
+    by_flag = {f"--{p.name.replace('_', '-')}": p for p in ctx.command.params if isinstance(p, click.Option)}
+    out = {}
+    for key, flag in flagged.items():
+        param = by_flag.get(flag)
+        if param is not None and param.name:
+            if ctx.get_parameter_source(param.name) == click.core.ParameterSource.ENVIRONMENT:
+                flag = f"{_envvar(ctx, param)} ({flag})"
+        out[key] = flag
+    return out
+
+
+def _envvar(ctx: click.Context, param: click.Option) -> str:
+    """The variable click read ``param`` from (its own, or the TFYARN_SUBMIT_<FLAG> one)."""
+    if param.envvar:
+        return param.envvar if isinstance(param.envvar, str) else param.envvar[0]
+    return f"{ctx.auto_envvar_prefix}_{(param.name or '').upper()}"

@@ -1,0 +1,12 @@
+"""Every test sees tfyarn's own defaults: no per-user defaults file, no TFYARN_SUBMIT_* variables of whoever runs it."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+_CONFIG = tempfile.mkdtemp(prefix="tfyarn-test-config-")  # empty: no tfyarn/defaults.yaml in it
+os.environ["XDG_CONFIG_HOME"] = _CONFIG
+os.environ.pop("TFYARN_DEFAULTS", None)
+for _name in [n for n in os.environ if n.startswith("TFYARN_SUBMIT_") and n != "TFYARN_SUBMIT_FLAGS"]:
+    del os.environ[_name]
