@@ -105,6 +105,8 @@ def test_doctor_on_the_healthy_cluster_passes_and_leaves_nothing_on_hdfs(cluster
     assert results["config"]["detail"].startswith(f"HADOOP_CONF_DIR={cluster.layout.conf_dir}: ")
     assert results["resourcemanager"]["detail"].startswith("127.0.0.1:8032 is reachable")
     assert results["queues"]["detail"].endswith("queue 'default' takes jobs")
+    # python_env auto, looked up through each NodeManager's /proc/<pid>/root (node 2 has a /tmp of its own)
+    assert results["python-env"]["detail"].startswith("python_env auto: local (every node of the local cluster sees ")
     assert results["gpus"]["outcome"] in ("OK", "WARN") and "yarn.io/gpu" in results["gpus"]["detail"]
     assert results["docker"]["outcome"] == "SKIP"
     user = env.get(protocol.ENV_HADOOP_USER_NAME) or getpass.getuser()
