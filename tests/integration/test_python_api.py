@@ -67,8 +67,11 @@ def test_ctrl_c_in_wait_leaves_the_job_running(cluster, yarn_apps):
     app = json.loads(res.stdout)["app_id"]
     yarn_apps.append(app)
     try:
+        # SIGINT at its default, as in a terminal: a suite started in the background (`... &` in a
+        # non-interactive shell) inherits it ignored, and Python then never raises KeyboardInterrupt.
         waiter = subprocess.Popen([*TFYARN, "wait", app], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+                                  env={**os.environ, "PYTHONFAULTHANDLER": "1"},
+                                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         said: list[str] = []  # its stderr, line by line, as it comes
         reader = threading.Thread(target=lambda: said.extend(waiter.stderr or ()), daemon=True)
         reader.start()
