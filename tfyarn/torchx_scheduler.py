@@ -85,13 +85,18 @@ def _in_script(script: str) -> str:
     return "".join(out)
 
 
-def command_of(argv: list[str]) -> tuple[str, ...]:
-    """The task's command: as given, or through ``bash -c`` where a macro needs the container's value."""
-    if not any(m in a for a in argv for m in _IN_CONTAINER):
+def command_of(argv: list[str], exports: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The task's command: as given, or through ``bash -c`` where a macro needs the container's value.
+
+    ``exports``: variables whose values hold a macro, set by that shell before the command runs.
+    """
+    exports = exports or {}
+    if not exports and not any(m in a for a in argv for m in _IN_CONTAINER):
         return tuple(argv)
+    prefix = "".join(f"export {name}={_word(value)}; " for name, value in exports.items())
     if len(argv) >= 3 and os.path.basename(argv[0]) in ("bash", "sh") and argv[1] == "-c":
-        return (argv[0], "-c", _in_script(argv[2]), *argv[3:])
-    return ("bash", "-c", " ".join(_word(a) for a in argv))
+        return (argv[0], "-c", prefix + _in_script(argv[2]), *argv[3:])
+    return ("bash", "-c", prefix + "exec " + " ".join(_word(a) for a in argv))
 
 
 def _words(command: tuple[str, ...]) -> tuple[str, ...]:
@@ -114,12 +119,12 @@ def to_spec(app: AppDef, cfg: Cfg, cwd: str | None = None) -> JobSpec:
     role: Role = macros.Values(img_root="", app_id=_APP_ID, replica_id=_REPLICA, rank0_env=RANK0_ENV).apply(
         app.roles[0]
     )
-    for key, value in role.env.items():
-        if any(m in value for m in _IN_CONTAINER):
-            raise ValueError(f"env {key}: the yarn scheduler cannot put app_id or replica_id in a variable")
     if role.max_retries:
         raise ValueError("max_retries: not supported by the yarn scheduler yet; use 0")
-    command = command_of([role.entrypoint, *role.args])
+    # A variable holding a macro (torchx's runner sets TORCHX_JOB_ID=yarn://.../${app_id}) is set by the shell.
+    exports = {k: v for k, v in role.env.items() if any(m in v for m in _IN_CONTAINER)}
+    env = {k: v for k, v in role.env.items() if k not in exports}
+    command = command_of([role.entrypoint, *role.args], exports)
     words = _words(command)
     torchrun = any(w == "torchrun" or w.endswith("/torchrun") or w == "torch.distributed.run" for w in words)
     here = cwd or os.getcwd()
@@ -134,7 +139,7 @@ def to_spec(app: AppDef, cfg: Cfg, cwd: str | None = None) -> JobSpec:
         "name": app.name or role.name,
         "framework": "pytorch" if torchrun else "none",
         "command": list(command),
-        "env": dict(role.env),
+        "env": env,
         "roles": {"worker": worker},
         "tags": ["torchx"],
         "python_env": str(cfg.get("python_env") or "auto"),

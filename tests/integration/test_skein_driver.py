@@ -25,21 +25,22 @@ def global_driver(cluster, tmp_path):
     assert stopped.returncode == 0, stopped.stderr
 
 
-def own_driver_started(env: dict[str, str], *args: str) -> bool:
-    """Run a tfyarn command; whether it started a Java driver of its own (each one writes driver_log anew)."""
-    log = driver_log()
-    before = log.stat().st_mtime_ns if log.exists() else 0
-    res = subprocess.run([*TFYARN, *args], env=env, capture_output=True, text=True, timeout=120)
+def own_driver_started(env: dict[str, str], home: Path, *args: str) -> bool:
+    """Run a tfyarn command with its own HOME; whether it started a Java driver of its own (which logs there)."""
+    home.mkdir(parents=True, exist_ok=True)
+    log = home / driver_log().relative_to(Path.home())
+    res = subprocess.run([*TFYARN, *args], env={**env, "HOME": str(home)}, capture_output=True, text=True,
+                         timeout=120)
     assert res.returncode == 0, res.stdout + res.stderr
-    return (log.stat().st_mtime_ns if log.exists() else 0) != before
+    return log.exists()
 
 
-def test_commands_use_the_global_driver_for_this_cluster(global_driver):
-    assert not own_driver_started(global_driver, "list")
-    assert own_driver_started({**global_driver, "TFYARN_OWN_DRIVER": "1"}, "list")
+def test_commands_use_the_global_driver_for_this_cluster(global_driver, tmp_path):
+    assert not own_driver_started(global_driver, tmp_path / "a", "list")
+    assert own_driver_started({**global_driver, "TFYARN_OWN_DRIVER": "1"}, tmp_path / "b", "list")
 
 
 def test_a_global_driver_for_another_config_is_left_alone(global_driver, tmp_path):
     other = tmp_path / "conf-copy"  # the same cluster under another config dir: tfyarn cannot know that
     subprocess.run(["cp", "-r", os.environ["HADOOP_CONF_DIR"], str(other)], check=True)
-    assert own_driver_started({**global_driver, "HADOOP_CONF_DIR": str(other)}, "list")
+    assert own_driver_started({**global_driver, "HADOOP_CONF_DIR": str(other)}, tmp_path / "home", "list")

@@ -44,7 +44,7 @@ def test_a_plain_command_with_a_macro_goes_through_bash(tmp_path: Path) -> None:
     role = Role(name="echo", image="", entrypoint="echo", args=["replica", "${replica_id}", "of it's app ${app_id}"])
     spec = tx.to_spec(AppDef("hello", roles=[role]), {}, cwd=str(tmp_path))
     assert spec.framework == "none" and spec.code == ""
-    assert spec.command == ("bash", "-c", "echo replica \"${TFYARN_TASK_INDEX}\" 'of it'\"'\"'s app '\"${TFYARN_APP_ID}\"")
+    assert spec.command == ("bash", "-c", "exec echo replica \"${TFYARN_TASK_INDEX}\" 'of it'\"'\"'s app '\"${TFYARN_APP_ID}\"")
     out = subprocess.run([*spec.command], capture_output=True, text=True,
                                        env={"TFYARN_TASK_INDEX": "1", "TFYARN_APP_ID": "application_1_0002"})
     assert out.stdout == "replica 1 of it's app application_1_0002\n"
@@ -60,9 +60,6 @@ def test_what_the_scheduler_cannot_run_is_refused_by_name(tmp_path: Path) -> Non
     two = AppDef("two", roles=[Role(name="a", image="", entrypoint="true"), Role(name="b", image="", entrypoint="true")])
     with pytest.raises(ValueError, match=r"apps of one role .*'two' has 2: a, b"):
         tx.to_spec(two, {}, cwd=str(tmp_path))
-    env = AppDef("e", roles=[Role(name="a", image="", entrypoint="true", env={"ID": "${app_id}"})])
-    with pytest.raises(ValueError, match="env ID: the yarn scheduler cannot put app_id"):
-        tx.to_spec(env, {}, cwd=str(tmp_path))
     retries = AppDef("r", roles=[Role(name="a", image="", entrypoint="true", max_retries=2)])
     with pytest.raises(ValueError, match="max_retries"):
         tx.to_spec(retries, {}, cwd=str(tmp_path))
@@ -86,3 +83,13 @@ def test_a_macro_expands_in_the_container_whatever_quotes_it_sits_in(script: str
     want = subprocess.run(["bash", "-c", script.replace("${app_id}", "app_7").replace("${replica_id}", "3")],
                           capture_output=True, text=True).stdout
     assert got == want and got.strip()
+
+
+def test_a_variable_holding_a_macro_is_set_by_the_shell(tmp_path: Path) -> None:
+    role = Role(name="a", image="", entrypoint="printenv", args=["TORCHX_JOB_ID", "PLAIN"],
+                env={"TORCHX_JOB_ID": "yarn://torchx/${app_id}", "PLAIN": "as is"})
+    spec = tx.to_spec(AppDef("e", roles=[role]), {}, cwd=str(tmp_path))
+    assert spec.env == {"PLAIN": "as is"}
+    got = subprocess.run(list(spec.command), capture_output=True, text=True,
+                         env={"TFYARN_APP_ID": "application_9_0001", "PLAIN": "as is"}).stdout
+    assert got == "yarn://torchx/application_9_0001\nas is\n"
