@@ -73,15 +73,15 @@ def fingerprint() -> str:
             "run tfyarn from one (python -m venv ...)"
         )
     installed = list(metadata.distributions(path=_site_dirs()))  # not sys.path: it holds the cwd
-    dists = sorted(f"{d.metadata['Name']}=={d.version}\n{d.read_text('RECORD') or ''}" for d in installed)
-    if conda:  # conda's own packages (no RECORD): each has a conda-meta record named after its build
-        dists += sorted(p.name for p in Path(sys.prefix, CONDA_META).glob("*.json"))
-    editable = [d.metadata["Name"] for d in installed if _editable(d)]
+    editable = [d.metadata["Name"] for d in installed if _editable(d)]  # before hashing: python_env auto asks
     if editable:
         raise SpecError(
             f"python_env: packed cannot ship editable installs ({', '.join(sorted(editable))}); "
             "install them normally (pip install .) or use --python-env local"
         )
+    dists = sorted(f"{d.metadata['Name']}=={d.version}\n{d.read_text('RECORD') or ''}" for d in installed)
+    if conda:  # conda's own packages (no RECORD): each has a conda-meta record named after its build
+        dists += sorted(p.name for p in Path(sys.prefix, CONDA_META).glob("*.json"))
     text = "\n".join([sys.version, *dists])
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
