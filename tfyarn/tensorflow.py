@@ -12,13 +12,17 @@ I/O through the chief's CPU puts every shard on the chief's disk, in its
 
 Outside a tfyarn TensorFlow job (no chief in TF_CONFIG) the options are
 TensorFlow's defaults. TensorFlow is imported only when the options are built.
+
+``finish`` ends a ParameterServerStrategy chief without TensorFlow's
+coordinator teardown, which hangs for good once a worker was lost (see there).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any
+import sys
+from typing import Any, NoReturn
 
 CHIEF_CPU = "/job:chief/replica:0/task:0/device:CPU:0"
 
@@ -57,3 +61,23 @@ def saved_model_options() -> Any:
 
     device = io_device()
     return tf.saved_model.SaveOptions(experimental_io_device=device) if device else tf.saved_model.SaveOptions()
+
+
+def finish(code: int = 0) -> NoReturn:
+    """End the process now with ``code``, after flushing stdout and stderr.
+
+    Why: once a ParameterServerStrategy worker is lost, TensorFlow's
+    ``ClusterCoordinator`` recovery thread retries the worker's old address
+    forever while holding a lock, and the coordinator's destructor at
+    interpreter exit waits for that lock: the chief never exits, so the job
+    never ends. A worker that tfyarn restarts on another node serves at a new
+    address, which TF's fixed cluster spec cannot take in. Call this last in a
+    chief that trains with worker restarts; close your own writers first, as
+    exit handlers do not run.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

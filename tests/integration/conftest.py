@@ -78,8 +78,9 @@ def yarn_apps(request: pytest.FixtureRequest, cluster: LocalCluster) -> Iterator
     if request.node.stash.get(_FAILED, False):
         for app in apps:
             hadoop(cluster, "yarn", "application", "-kill", app)
-            logs = hadoop(cluster, "yarn", "logs", "-applicationId", app)
-            print(f"\n===== logs of {app} =====\n{logs.stdout[-20000:]}\n{logs.stderr[-2000:]}")
+            # The tasks' and the AM's own logs, not YARN's launch scripts (they filled the tail before).
+            logs = hadoop(cluster, "yarn", "logs", "-applicationId", app, "-log_files_pattern", r".*\.log$")
+            print(f"\n===== logs of {app} =====\n{logs.stdout[-30000:]}\n{logs.stderr[-2000:]}")
 
 
 def app_id_from(output: str) -> str:

@@ -33,6 +33,7 @@ PS_CHIEF = """
 import os, sys, time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf
+from tfyarn.tensorflow import finish
 marker = sys.argv[1]
 strategy = tf.distribute.ParameterServerStrategy(tf.distribute.cluster_resolver.TFConfigClusterResolver())
 coordinator = tf.distribute.coordinator.ClusterCoordinator(strategy)
@@ -48,7 +49,7 @@ while not os.path.exists(marker) and time.time() < deadline:
     coordinator.join()
     time.sleep(0.5)
 print("MARKER SEEN" if os.path.exists(marker) else "NO MARKER", "steps", int(w.numpy()), flush=True)
-sys.exit(0 if os.path.exists(marker) else 3)
+finish(0 if os.path.exists(marker) else 3)  # TF's coordinator teardown hangs once a worker was lost
 """
 
 DDP = """
