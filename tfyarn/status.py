@@ -81,6 +81,9 @@ _NOISE = re.compile(
 )
 
 
+_RECOVERED = "Attempt recovered after RM restart"
+
+
 def trim_diagnostics(text: str) -> str:
     """YARN's diagnostics for people: the messages without Java stack frames and JVM noise.
 
@@ -88,6 +91,8 @@ def trim_diagnostics(text: str) -> str:
     wrong is its first line (and each "Caused by:"), which are kept, in order.
     """
     kept: list[str] = []
+    # After a ResourceManager failover YARN appends the AM's message to its own without a break.
+    text = re.sub(f"({re.escape(_RECOVERED)})(?=\\S)", r"\1\n", text)
     for line in text.strip().splitlines():
         if not (_FRAME.match(line) or _NOISE.match(line) or not line.strip()):
             kept.append(line.rstrip())

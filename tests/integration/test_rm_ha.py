@@ -131,6 +131,7 @@ def test_submit_wait_status_and_list_go_on_after_the_active_rm_is_killed(ha: HaY
     print(out[-3000:])  # what the user saw through the failover (pytest -s)
     assert follow.returncode == 0, out[-4000:]
     assert "SUCCEEDED" in out, out[-4000:]
+    assert "\nall 2 worker task(s) succeeded" in out, out[-4000:]  # the AM's own words, not glued to YARN's
     final = run(ha, "status", "--json", app)
     doc = json.loads(final.stdout)
     assert doc["state"] == "SUCCEEDED" and doc["attempt"] == 1, final.stdout  # the same attempt went on

@@ -57,3 +57,12 @@ def test_diagnostics_keep_causes_and_drop_jvm_noise():
                                       "Caused by: java.net.ConnectException: Connection refused")
     assert trim_diagnostics("  plain message, no trace  ") == "plain message, no trace"
     assert trim_diagnostics("") == ""
+
+
+def test_diagnostics_after_an_rm_failover_keep_the_ams_message_on_its_own_line():
+    """YARN appends the AM's message to its recovery note with no break (seen on the local HA pair)."""
+    from tfyarn.status import trim_diagnostics
+
+    raw = "Attempt recovered after RM restartall 2 worker task(s) succeeded"
+    assert trim_diagnostics(raw) == "Attempt recovered after RM restart\nall 2 worker task(s) succeeded"
+    assert trim_diagnostics("Attempt recovered after RM restart") == "Attempt recovered after RM restart"
