@@ -84,6 +84,7 @@ ENV_USER_ENV = "TFYARN_USER_ENV"
 ENV_EVENT = "TFYARN_EVENT"  # the event's JSON, also on the command's stdin (not ENV_EVENTS, the executor's file)
 
 # --- set by the executor on the user process ----------------------------------
+ENV_PYTHONPATH = "PYTHONPATH"  # the executor puts appmaster/executor/stdio first: line-buffered stdio
 ENV_OMP_THREADS = "OMP_NUM_THREADS"  # vcores / processes per container, unless the user set it
 ENV_INPUT = "TFYARN_INPUT"  # absolute local dir of the first --input
 ENV_INPUTS = "TFYARN_INPUTS"  # every input's local dir, os.pathsep-separated

@@ -66,10 +66,17 @@ def user_env(environ: dict[str, str]) -> dict[str, str]:
     return dict(protocol.decode_env(encoded)) if encoded else {}
 
 
+# Its sitecustomize makes every Python process of the task line-buffered (why: in that module).
+STDIO_HOOK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stdio")
+
+
 def task_env(base: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
-    """The user process's environment: ``base``, this Python's bin first on PATH, plus ``extra``."""
+    """The user process's environment: ``base``, this Python's bin first on PATH, plus ``extra``;
+    the stdio hook first on PYTHONPATH, before any the job sets."""
     env = {**base, **extra}
     env["PATH"] = f"{os.path.dirname(sys.executable)}:{base.get('PATH', '')}"
+    pythonpath = env.get(protocol.ENV_PYTHONPATH)
+    env[protocol.ENV_PYTHONPATH] = f"{STDIO_HOOK_DIR}:{pythonpath}" if pythonpath else STDIO_HOOK_DIR
     return env
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.request
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -24,18 +25,34 @@ def _submit(*args: str, timeout: float = 420) -> tuple[str, Any]:
     return app_id_from(res.stdout + res.stderr), res
 
 
-def _lines(app: str, task: str, prefix: str, count: int) -> list[str] | None:
-    """The ``count`` lines of task's output that start with ``prefix``, once all are there."""
+def _lines(app: str, task: str, prefix: str, count: int, seen: list[str]) -> list[str] | None:
+    """The ``count`` lines of task's output that start with ``prefix``, once all are there.
+
+    Each miss is recorded in ``seen`` (exit code, stderr, the output's tail), so a timeout says why.
+    """
+    t0 = time.monotonic()
     res = tfyarn("logs", app, "--task", task)
-    found = [line for line in res.stdout.splitlines() if line.startswith(prefix)]
-    return found if len(found) >= count else None
+    # A whole line of key=value words (not the executor's echo of a `-c` command). Two processes'
+    # lines glued into one count once, so the test fails: the executor's stdio hook prevents that.
+    probe = re.compile(re.escape(prefix) + r"\S+=\S*(?: \S+=\S*)*$")
+    found = [m.group(0) for m in map(probe.match, res.stdout.splitlines()) if m]
+    if len(found) >= count:
+        return found
+    seen.append(f"after {time.monotonic() - t0:.1f} s: rc={res.returncode} stderr={res.stderr.strip()[-400:]!r} "
+                f"stdout tail={res.stdout[-600:]!r}")
+    return None
 
 
 def _task_lines(app: str, tasks: list[dict[str, Any]], prefix: str, count: int) -> dict[str, list[str]]:
     """Each task's ``prefix`` lines (fetched side by side: one `tfyarn logs` takes seconds here)."""
     def one(name: str) -> list[str]:
-        return wait_for(f"{count} {prefix!r} line(s) in {name}'s log",
-                        lambda: _lines(app, name, prefix, count), timeout_s=90, every_s=2)
+        seen: list[str] = []
+        try:
+            return wait_for(f"{count} {prefix!r} line(s) in {name}'s log",
+                            lambda: _lines(app, name, prefix, count, seen), timeout_s=120, every_s=2)
+        except AssertionError as e:
+            asked = f"`tfyarn logs {app} --task {name}` answered ({len(seen)} tries, the last 3)"
+            raise AssertionError(f"{e}\n{asked}:\n" + "\n".join(seen[-3:])) from None
 
     with ThreadPoolExecutor(len(tasks)) as pool:
         return dict(zip([t["name"] for t in tasks], pool.map(one, [t["name"] for t in tasks]), strict=True))
