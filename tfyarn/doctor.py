@@ -30,6 +30,7 @@ from tfyarn.errors import SpecError
 from tfyarn.nodegpus import GPU
 from tfyarn.rest import FetchError
 from tfyarn.rmnodes import NodeCapacity
+from tfyarn.spec import spec_default
 
 YARN_TIMEOUT_S = 60.0  # `yarn classpath --glob` starts a JVM; a hung one must not hang the doctor
 KLIST_TIMEOUT_S = 10.0
@@ -95,13 +96,6 @@ class Found:
     dfs: hadoopconf.Conf | None = None  # core-site + hdfs-site
     rm_web: str = ""  # the (active) ResourceManager's web URL
     kerberized: bool = False  # hadoop.security.authentication is kerberos
-
-
-def spec_default(key: str) -> str:
-    """The job spec's default for ``key``: what a submit that does not set it uses."""
-    from tfyarn.spec import JobSpec
-
-    return str(JobSpec.__dataclass_fields__[key].default)
 
 
 def yarn_path(environ: Mapping[str, str], local_bin: Path) -> tuple[str, Path | None] | None:
@@ -307,6 +301,8 @@ def check_namenode(probe: Probe, found: Found) -> Verdict:
 def check_hdfs_home(probe: Probe, found: Found) -> Verdict:
     """5. The user's HDFS home takes files: tfyarn and skein stage every job under it."""
     assert found.conf_dir is not None
+    if found.kerberized and not probe.environ.get(protocol.ENV_KEYTAB) and _no_ticket(probe):  # hdfs-native can SIGSEGV
+        return _skip("cannot run: Kerberos is on, with no ticket or keytab to use (see kerberos)")
     user = probe.environ.get(protocol.ENV_HADOOP_USER_NAME) or getpass.getuser()  # as simple auth names you
     uri = f"hdfs:///user/{user}/.tfyarn/doctor-{uuid.uuid4().hex[:12]}"
     try:
@@ -323,6 +319,17 @@ def check_hdfs_home(probe: Probe, found: Found) -> Verdict:
     return _ok(f"created and deleted {uri} as {user}")
 
 
+def _no_ticket(probe: Probe) -> str | None:
+    """Why `klist -s` finds no valid ticket; None when it finds one."""
+    try:
+        code, _ = probe.run(["klist", "-s"], probe.environ, KLIST_TIMEOUT_S)
+    except FileNotFoundError:
+        return "there is no `klist` to find a ticket"
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"`klist -s` failed ({_why(e)})"
+    return "there is no valid ticket (`klist -s` failed)" if code != 0 else None
+
+
 def check_kerberos(probe: Probe, found: Found) -> Verdict:
     """6. On a Kerberized cluster, a valid ticket (klist -s) or a keytab to log in with."""
     if not found.kerberized:
@@ -337,14 +344,9 @@ def check_kerberos(probe: Probe, found: Found) -> Verdict:
         if not probe.environ.get(principal):
             return _fail(f"{on}; {keytab} is set, {principal} is not", f"export {principal}=<the keytab's principal>")
         return _ok(f"keytab {given} for {probe.environ[principal]} ({keytab}): skein logs in with it")
-    try:
-        code, _ = probe.run(["klist", "-s"], probe.environ, KLIST_TIMEOUT_S)
-    except FileNotFoundError:
-        return _fail(f"{on}, no {keytab} is set and there is no `klist` to find a ticket", fix)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return _fail(f"{on}, no {keytab} is set and `klist -s` failed ({_why(e)})", fix)
-    if code != 0:
-        return _fail(f"{on}, no {keytab} is set and there is no valid ticket (`klist -s` failed)", fix)
+    why = _no_ticket(probe)
+    if why is not None:
+        return _fail(f"{on}, no {keytab} is set and {why}", fix)
     return _ok("Kerberos: a valid ticket (klist -s)")
 
 
@@ -405,7 +407,7 @@ def check_queues(probe: Probe, found: Found) -> Verdict:
 
 def check_python_env(probe: Probe, found: Found) -> Verdict:
     """9. The Python a default submit's containers get, and whether every node has it (tfyarn.envchoice)."""
-    default = spec_default("python_env")
+    default = str(spec_default("python_env"))
     if default != "auto":
         return _ok(f"python_env {default} (the default)")
     choice = probe.python_env(found.conf_dir)
@@ -454,7 +456,7 @@ def run_checks(
     ``queue``: the one a submit would use (default: the job spec's). ``on_result`` sees each
     result as it comes, so a terminal shows progress.
     """
-    found = Found(queue=queue or spec_default("queue"))
+    found = Found(queue=queue or str(spec_default("queue")))
     results: list[CheckResult] = []
     passed: set[str] = set()
     for name, check, needs in CHECKS:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
 from tfyarn import frameworks
@@ -410,3 +410,14 @@ class JobSpec:
         if "name" not in values:
             raise SpecError("name: missing")
         return cls(**values).validate()
+
+
+def spec_default(key: str) -> Any:
+    """The job spec's default for a job key ("queue") or a role's ("roles.worker.memory_mb")."""
+    cls, name = (RoleSpec, key.rsplit(".", 1)[-1]) if key.startswith("roles.") else (JobSpec, key)
+    spec_field = {f.name: f for f in fields(cls)}[name]
+    if spec_field.default is not MISSING:
+        return spec_field.default
+    if spec_field.default_factory is not MISSING:
+        return spec_field.default_factory()
+    raise LookupError(f"{key} has no default in the job spec")

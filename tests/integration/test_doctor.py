@@ -30,7 +30,11 @@ def run_doctor(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[s
 def doctor_json(env: dict[str, str]) -> tuple[int, dict[str, dict[str, Any]]]:
     """Exit code, and each check's result by name (in the order printed, which is asserted)."""
     res = run_doctor(env, "--json")
-    results = json.loads(res.stdout)
+    try:
+        results = json.loads(res.stdout)
+    except ValueError:
+        raise AssertionError(f"`tfyarn doctor --json` exited {res.returncode} without its JSON; "
+                             f"stdout {res.stdout!r}, stderr:\n{res.stderr}") from None
     assert [r["name"] for r in results] == CHECKS, res.stdout + res.stderr
     return res.returncode, {r["name"]: r for r in results}
 

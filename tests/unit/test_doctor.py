@@ -526,8 +526,21 @@ def test_kerberos_with_a_keytab_passes_without_asking_klist(site, tmp_path):
 
 def test_kerberized_hdfs_failure_mentions_the_ticket(site):
     write_conf(site["conf"], core=KERBEROS)
-    got = check(World(hdfs_error=OSError("GSSAPI: no credentials")), site)["hdfs-home"]
+    world = World(hdfs_error=OSError("GSSAPI: no credentials"), commands={"yarn": (0, ""), "klist": (0, "")})
+    got = check(world, site)["hdfs-home"]
     assert got.outcome == Outcome.FAIL and "Kerberos ticket" in got.fix
+
+
+def test_kerberized_without_ticket_or_keytab_hdfs_home_is_skipped_without_touching_hdfs(site):
+    """hdfs-native 0.14 crashed the doctor (SIGSEGV, about 4 runs in 10 here) setting up a Kerberos client
+    with no ticket: without one, hdfs-home does not try, and only kerberos FAILs, with the fix."""
+    write_conf(site["conf"], core=KERBEROS)
+    world = World()  # klist -s exits 1: no ticket
+    got = check(world, site)
+    assert got["hdfs-home"].outcome == Outcome.SKIP and "no ticket or keytab" in got["hdfs-home"].detail
+    assert [c for c in world.calls if c[0] == "hdfs"] == []
+    assert [n for n, r in got.items() if r.outcome == Outcome.FAIL] == ["kerberos"]
+    assert "kinit" in got["kerberos"].fix
 
 
 # --- 7. gpus -------------------------------------------------------------------------------

@@ -111,6 +111,7 @@ def doctor_cmd(as_json: bool, queue: str | None) -> None:
       resourcemanager  the ResourceManager takes connections; of an HA set, which is active
       namenode         fs.defaultFS's NameNode takes connections
       hdfs-home        an empty dir under hdfs:///user/<you>/.tfyarn/ is created and deleted
+                       (on a Kerberized cluster only with a ticket or keytab: SKIP without)
       kerberos         on a Kerberized cluster: a ticket (klist -s) or TFYARN_KEYTAB
       gpus             the yarn.io/gpu resource type, and GPUs per RUNNING node
       queues           the leaf queues that take jobs, and whether --queue is one

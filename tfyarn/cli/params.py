@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import MISSING, fields
 from typing import Any
 
 import click
 
 from tfyarn.errors import SpecError
-from tfyarn.spec import JobSpec, RoleSpec, parse_memory
+from tfyarn.spec import parse_memory, spec_default
 
 
 class Memory(click.ParamType):
@@ -54,17 +53,6 @@ class ExitCodes(click.ParamType):
         if not parts or not all(re.fullmatch(r"[0-9]{1,3}", p) and 0 < int(p) < 256 for p in parts):
             self.fail(f"{value!r} is not a comma-separated list of exit codes 1-255, e.g. 2,3", param, ctx)
         return [int(p) for p in parts]
-
-
-def spec_default(key: str) -> Any:
-    """The job spec's default for a job key ("queue") or a role's ("roles.worker.memory_mb")."""
-    cls, name = (RoleSpec, key.rsplit(".", 1)[-1]) if key.startswith("roles.") else (JobSpec, key)
-    field = {f.name: f for f in fields(cls)}[name]
-    if field.default is not MISSING:
-        return field.default
-    if field.default_factory is not MISSING:
-        return field.default_factory()
-    raise LookupError(f"{key} has no default in the job spec")
 
 
 def memory_text(mb: int) -> str:
