@@ -55,7 +55,8 @@ def _skein_errors(unknown: TfyarnError | None = None) -> Iterator[None]:
     except skein.exceptions.ConnectionError as e:
         raise UnreachableError(f"lost the connection to YARN: {e}") from None
     except skein.exceptions.DriverError as e:
-        raise TfyarnError(f"YARN refused the request: {str(e).strip().splitlines()[0]}") from None
+        first = (str(e).strip().splitlines() or [f"no reason given; see {driver_log()}"])[0]
+        raise TfyarnError(f"YARN refused the request: {first}") from None
     except (ValueError, KeyError) as e:  # skein's answer to an application id the RM does not know
         if unknown is not None and "unknown applicationid" in str(e).lower():
             raise unknown from None
@@ -81,6 +82,7 @@ def _start_skein() -> skein.Client:
                 log_level="info",
                 principal=os.environ.get(protocol.ENV_PRINCIPAL) or None,
                 keytab=os.environ.get(protocol.ENV_KEYTAB) or None,
+                java_options=hadoop_env.java_krb5_options(),
             )
         except subprocess.CalledProcessError as e:
             err.seek(0)

@@ -121,6 +121,12 @@ def kerberized(conf_dir: Path) -> bool:
     return auth.strip().lower() == "kerberos"
 
 
+def java_krb5_options() -> list[str]:
+    """JVM flags that point Java at ``$KRB5_CONFIG``: MIT's tools read it, Java reads only its property."""
+    conf = os.environ.get(protocol.ENV_KRB5_CONFIG)
+    return [f"-Djava.security.krb5.conf={conf}"] if conf else []
+
+
 def check_reachable(hadoop: HadoopEnv, timeout_s: float = 3.0) -> None:
     """Raise UnreachableError unless a ResourceManager (any of an HA pair) accepts a TCP connection."""
     rms = resource_managers(hadoop.conf_dir)

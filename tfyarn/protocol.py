@@ -24,6 +24,9 @@ ENV_YARN_CONF_DIR = "YARN_CONF_DIR"  # where Hadoop's scripts look for the clien
 ENV_HADOOP_HOME = "HADOOP_HOME"  # a Hadoop install: its etc/hadoop is the config, its bin/ has `yarn`
 ENV_PRINCIPAL = "TFYARN_PRINCIPAL"  # Kerberos principal handed to skein (tfyarn --principal)
 ENV_KEYTAB = "TFYARN_KEYTAB"  # its keytab (tfyarn --keytab)
+ENV_KRB5_CONFIG = "KRB5_CONFIG"  # MIT Kerberos' config file; tfyarn hands it to its JVMs as java.security.krb5.conf
+ENV_CA_FILE = "TFYARN_CA_FILE"  # a PEM CA that tfyarn's HTTPS calls trust besides the system's
+ENV_KRB5CCNAME = "KRB5CCNAME"  # the Kerberos ticket cache (kinit's), e.g. FILE:/tmp/krb5cc_1000
 
 # --- set by skein on every container -------------------------------------------
 ENV_SKEIN_CONTAINER_ID = "SKEIN_CONTAINER_ID"  # "<service>_<instance>", e.g. "worker_0"

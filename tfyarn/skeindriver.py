@@ -17,7 +17,7 @@ from pathlib import Path
 
 import skein
 
-from tfyarn import protocol
+from tfyarn import hadoop_env, protocol
 
 ENV_OWN_DRIVER = protocol.ENV_OWN_DRIVER
 
@@ -62,6 +62,9 @@ def why_not(conf_dir: Path, environ: dict[str, str] | None = None) -> str | None
     conf = theirs.get(protocol.ENV_HADOOP_CONF_DIR, "")
     if not conf or Path(conf).resolve() != conf_dir.resolve():
         return f"the global driver serves {protocol.ENV_HADOOP_CONF_DIR}={conf or '(unset)'}, not {conf_dir}"
+    if hadoop_env.kerberized(conf_dir):
+        # It acts as whoever it logged in as when it started: not necessarily this command's user.
+        return "the cluster is Kerberized, and the global driver keeps the login it started with"
     return None
 
 

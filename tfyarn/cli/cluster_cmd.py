@@ -93,6 +93,14 @@ def cluster(ctx: click.Context, root: Path | None) -> None:
     "[default: as the cluster last had them; none for a new one]",
 )
 @click.option(
+    "--kerberos",
+    is_flag=True,
+    help="Secure mode: a KDC of the cluster's own (MIT krb5kdc on 127.0.0.1:10088, realm TFYARN.LOCAL), "
+    "Kerberos on every daemon, SASL DataNode transfer with HTTPS web endpoints, SPNEGO on every web UI, "
+    "YARN ACLs, and user principals alice and bob with keytabs in <dir>/kerberos/keytabs. Only for a new "
+    "cluster dir; the cluster remembers it. Needs Debian's krb5-kdc, krb5-admin-server and krb5-user.",
+)
+@click.option(
     "--timeout",
     type=click.IntRange(min=10),
     default=UP_TIMEOUT_S,
@@ -107,6 +115,7 @@ def up(
     memory: str,
     vcores: int,
     labels_text: str | None,
+    kerberos: bool,
     timeout: int,
 ) -> None:
     """Start NameNode, DataNode, ResourceManager and a NodeManager per node; wait until usable.
@@ -130,6 +139,7 @@ def up(
         max_container_mb=min(ClusterOptions.max_container_mb, memory_mb),
         nodes=nodes,
         labels=node_labels,
+        kerberos=kerberos,
     )
     c = _cluster(ctx, opts)
     st = c.up(_progress, timeout_s=timeout)

@@ -14,6 +14,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from tfyarn import protocol
+from tfyarn.cluster import secure
 from tfyarn.cluster.layout import HOST, ClusterLayout
 from tfyarn.nodegpus import GPU
 
@@ -29,6 +30,7 @@ class ClusterOptions:
     nodes: int | None = None  # None: as many as the cluster last ran (1 for a new one)
     # node -> its YARN node label; None: as the cluster last had them ({} for a new one)
     labels: dict[int, str] | None = None
+    kerberos: bool = False  # set up a new cluster in secure mode; a Kerberized cluster stays so
 
     @property
     def label_names(self) -> tuple[str, ...]:
@@ -276,13 +278,17 @@ log4j.logger.org.apache.hadoop.util.NativeCodeLoader=ERROR
 
 
 def config_files(layout: ClusterLayout, opts: ClusterOptions) -> dict[Path, str]:
-    """Every file of the cluster's HADOOP_CONF_DIR, by path."""
+    """Every file of the cluster's HADOOP_CONF_DIR, by path; secure mode's too on a Kerberized cluster."""
     c = layout.conf_dir
     files = {nvidia_smi_path(layout): fake_nvidia_smi(opts.gpus)} if opts.gpus else {}
+    core, hdfs, yarn = core_site(layout), hdfs_site(layout, opts.nodes or 1), yarn_site(layout, opts)
+    if layout.kerberized:
+        core, hdfs, yarn = core | secure.core_site(layout), hdfs | secure.hdfs_site(layout), yarn | secure.yarn_site(layout)
+        files |= {path: to_xml(props) for path, props in secure.ssl_files(layout).items()}
     return files | {
-        c / "core-site.xml": to_xml(core_site(layout)),
-        c / "hdfs-site.xml": to_xml(hdfs_site(layout, opts.nodes or 1)),
-        c / "yarn-site.xml": to_xml(yarn_site(layout, opts)),
+        c / "core-site.xml": to_xml(core),
+        c / "hdfs-site.xml": to_xml(hdfs),
+        c / "yarn-site.xml": to_xml(yarn),
         c / "capacity-scheduler.xml": to_xml(capacity_scheduler(opts.label_names)),
         c / "resource-types.xml": to_xml(resource_types()),
         c / "log4j.properties": LOG4J,

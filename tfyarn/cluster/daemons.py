@@ -73,6 +73,11 @@ def daemon_env(layout: ClusterLayout) -> dict[str, str]:
     return env
 
 
+def secure_flags(layout: ClusterLayout) -> list[str]:
+    """A Kerberized cluster's daemons read the realm's config (Java has no KRB5_CONFIG)."""
+    return [f"-Djava.security.krb5.conf={layout.root / 'kerberos' / 'krb5.conf'}"]
+
+
 def java_command(layout: ClusterLayout, daemon: Daemon, *args: str) -> list[str]:
     return [
         str(java_home() / "bin" / "java"),
@@ -85,6 +90,7 @@ def java_command(layout: ClusterLayout, daemon: Daemon, *args: str) -> list[str]
         f"-Dyarn.log.file={daemon.name}.log",
         "-Dhadoop.root.logger=INFO,RFA",
         "-Dhadoop.security.logger=INFO,RFA",
+        *(secure_flags(layout) if layout.kerberized else []),
         "-cp",
         layout.classpath,
         daemon.main_class,

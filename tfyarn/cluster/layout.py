@@ -47,9 +47,11 @@ class Ports:
 
     namenode_rpc: int = 9000
     namenode_http: int = 9870
+    namenode_https: int = 9871  # a Kerberized cluster's NameNode web (HTTPS only)
     datanode_data: int = 9866
     datanode_http: int = 9864
     datanode_ipc: int = 9867
+    datanode_https: int = 9865  # a Kerberized cluster's DataNode web (HTTPS only)
     rm_rpc: int = 8032
     rm_scheduler: int = 8030
     rm_tracker: int = 8031
@@ -85,6 +87,7 @@ class ClusterLayout:
             datanode_data=p.datanode_data + step,
             datanode_http=p.datanode_http + step,
             datanode_ipc=p.datanode_ipc + step,
+            datanode_https=p.datanode_https + step,
         )
 
     @property
@@ -163,7 +166,15 @@ class ClusterLayout:
         return f"http://{HOST}:{self.ports.rm_http}"
 
     @property
+    def kerberized(self) -> bool:
+        """Whether the cluster was set up with Kerberos (`cluster up --kerberos`: its KDC database exists)."""
+        return (self.root / "kerberos" / "db" / "principal").exists()
+
+    @property
     def nn_web(self) -> str:
+        """The NameNode's web address: HTTPS only on a Kerberized cluster (SASL data transfer needs it)."""
+        if self.kerberized:
+            return f"https://{HOST}:{self.ports.namenode_https}"
         return f"http://{HOST}:{self.ports.namenode_http}"
 
     @property

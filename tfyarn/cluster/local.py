@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import getpass
+import os
 import shlex
 import time
 from collections.abc import Callable
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfyarn import protocol
-from tfyarn.cluster import clusterdir, daemons, labels, nodes
+from tfyarn.cluster import clusterdir, daemons, kdc, labels, nodes, secure
 from tfyarn.cluster.config import ClusterOptions, capacity_scheduler, config_files, to_xml
 from tfyarn.cluster.jars import ensure_jars
 from tfyarn.cluster.java import java_home
@@ -19,7 +20,7 @@ from tfyarn.cluster.layout import ClusterLayout
 from tfyarn.cluster.nodestatus import NodeState, node_states, same_host
 from tfyarn.cluster.scripts import write_scripts
 from tfyarn.errors import ClusterError
-from tfyarn.rest import fetch_json
+from tfyarn.rest import fetch, fetch_json
 from tfyarn.rmnodes import NodeCapacity, fetch_nodes
 
 Progress = Callable[[str], None]
@@ -132,6 +133,7 @@ class LocalCluster:
                 "not marked as a cluster dir and `tfyarn cluster down --purge` will refuse to delete it."
             )
         ensure_jars(self.layout, progress)
+        self._kerberos(progress)
         want = self.options.nodes or nodes.remembered_count(self.layout)
         want_labels = labels.remembered(self.layout) if self.options.labels is None else self.options.labels
         if beyond := sorted(n for n in want_labels if n > want):
@@ -188,6 +190,30 @@ class LocalCluster:
         progress(f"YARN is up with {want} node(s). Cluster ready in {time.monotonic() - t0:.1f} s.")
         return self.status()
 
+    def _kerberos(self, progress: Progress) -> None:
+        """Create the realm (a new cluster asked for it), start its KDC, and log this process in as hdfs."""
+        lay = self.layout
+        if self.options.kerberos and not lay.kerberized:
+            if (lay.data_dir / "namenode").exists():
+                raise ClusterError(
+                    f"{lay.root} holds a cluster set up without Kerberos; --kerberos needs a new cluster: "
+                    "`tfyarn cluster down --purge` it first, or pass another --dir"
+                )
+            kdc.create(lay)
+            secure.ensure_keystores(lay)
+            secure.ensure_secret(lay)
+            progress(f"Kerberos realm {kdc.REALM} created; keytabs in {kdc.kerberos_dir(lay) / 'keytabs'}.")
+        if lay.kerberized:
+            progress(f"KDC running on 127.0.0.1:{kdc.KDC_PORT} (pid {kdc.start(lay)}).")
+            self._as_admin()
+
+    def _as_admin(self) -> None:
+        """Probe a Kerberized cluster's SPNEGO and HTTPS endpoints as hdfs, HDFS's superuser."""
+        lay = self.layout
+        if lay.kerberized:
+            kdc.login(lay, kdc.HDFS, kdc.admin_ccache(lay))
+            os.environ.update(kdc.admin_env(lay) | {protocol.ENV_CA_FILE: str(secure.ca_pem(lay))})
+
     def _label(self, want: dict[int, str], progress: Progress) -> None:
         """Give the RM the node labels ``want`` (node -> label), and the queues their share of each."""
         rm_nodes = self._nodes() or []
@@ -243,12 +269,24 @@ class LocalCluster:
         progress(f"Started {d.name} (pid {pid}).")
 
     def _mkdirs(self) -> None:
-        """/user/$USER and the log-aggregation dir, through WebHDFS (no JVM start)."""
-        user = getpass.getuser()
-        for path, perm in ((f"/user/{user}", "755"), ("/tmp/logs", "1777"), ("/tmp", "1777")):
-            url = f"{self.layout.nn_web}/webhdfs/v1{path}?op=MKDIRS&permission={perm}&user.name={user}"
-            if not (fetch_json(url, method="PUT") or {}).get("boolean"):
+        """The users' home dirs and the log-aggregation dir, through WebHDFS (no JVM start).
+
+        On a Kerberized cluster the users are its principals alice and bob,
+        and the calls go as hdfs (SPNEGO); otherwise as this OS user.
+        """
+        web = f"{self.layout.nn_web}/webhdfs/v1"
+        if self.layout.kerberized:
+            users, auth = kdc.USERS, ""
+        else:
+            users, auth = (getpass.getuser(),), f"&user.name={getpass.getuser()}"
+        dirs = [(f"/user/{u}", "755", u) for u in users] + [("/tmp/logs", "1777", None), ("/tmp", "1777", None)]
+        for path, perm, owner in dirs:
+            if not (fetch_json(f"{web}{path}?op=MKDIRS&permission={perm}{auth}", method="PUT") or {}).get("boolean"):
                 raise ClusterError(f"could not create {path} on HDFS via {self.layout.nn_web}")
+            if owner and self.layout.kerberized:
+                url = f"{web}{path}?op=SETOWNER&owner={owner}"
+                if fetch(url, method="PUT") is None:
+                    raise ClusterError(f"could not give {path} to {owner} on HDFS via {self.layout.nn_web}")
 
     def down(self, progress: Progress, purge: bool = False) -> list[str]:
         """Stop every daemon and leftover container process; ``purge`` also deletes the cluster dir.
@@ -259,6 +297,8 @@ class LocalCluster:
         if purge:
             clusterdir.check_purgeable(self.layout.root)
         stopped = daemons.stop_all(self.layout)
+        if kdc.stop(self.layout):
+            stopped.append("kdc")
         progress("Stopped: " + ", ".join(stopped) if stopped else "Nothing was running.")
         if purge:
             deleted = clusterdir.purge(self.layout.root)
@@ -270,11 +310,18 @@ class LocalCluster:
         lay = self.layout
         webs = {
             "namenode": lay.nn_web,
-            "datanode": f"http://127.0.0.1:{lay.ports.datanode_http}",
+            "datanode": f"https://127.0.0.1:{lay.ports.datanode_https}"
+            if lay.kerberized
+            else f"http://127.0.0.1:{lay.ports.datanode_http}",
             "resourcemanager": lay.rm_web,
             "nodemanager": lay.nm_web,
         }
         st = ClusterStatus(root=str(lay.root))
+        if lay.kerberized:
+            pid = kdc.running_pid(lay)
+            st.daemons.append(DaemonState("kdc", pid, f"kerberos://127.0.0.1:{kdc.KDC_PORT}" if pid else None))
+            if pid:
+                self._as_admin()
         for d in daemons.DAEMONS:
             pid = daemons.running_pid(lay, d)
             st.daemons.append(DaemonState(d.name, pid, webs[d.name] if pid else None))
@@ -294,8 +341,14 @@ class LocalCluster:
     def env_lines(self) -> list[str]:
         """The ``export`` lines a shell needs to use this cluster; a shell ``eval``s them, so paths are quoted."""
         lay = self.layout
-        return [
+        lines = [
             f"export JAVA_HOME={shlex.quote(str(java_home()))}",
             f"export {protocol.ENV_HADOOP_CONF_DIR}={shlex.quote(str(lay.conf_dir))}",
             f'export PATH={shlex.quote(str(lay.bin_dir))}:"$PATH"',
         ]
+        if lay.kerberized:  # the realm's config for kinit, tfyarn and its JVMs; the cluster CA for HTTPS
+            lines += [
+                f"export {protocol.ENV_KRB5_CONFIG}={shlex.quote(str(kdc.krb5_conf(lay)))}",
+                f"export {protocol.ENV_CA_FILE}={shlex.quote(str(secure.ca_pem(lay)))}",
+            ]
+        return lines

@@ -76,7 +76,9 @@ case "${{1:-}}" in
   ""|-h|--help|help) echo "usage: {name} SUBCOMMAND [ARGS...]   subcommands: {subs}"; exit 0;;
   *) echo "{name}: unknown subcommand '$1' (one of: {subs})" >&2; exit 1;;
 esac
+# Java reads no KRB5_CONFIG of its own: hand it over as the property, as tfyarn does for its JVMs.
 exec "$JAVA_HOME/bin/java" {flags} ${{TFYARN_CLIENT_OPTS:-}} \\
+  ${{KRB5_CONFIG:+"-Djava.security.krb5.conf=$KRB5_CONFIG"}} \\
   -Dhadoop.root.logger="${{HADOOP_ROOT_LOGGER:-WARN,console}}" \\
   -cp "$CP" "$cls" "$@"
 """
