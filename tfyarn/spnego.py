@@ -54,7 +54,8 @@ def _status_text(major: int, minor: int) -> str:
         if not code:
             continue
         ctx, out, mn = ctypes.c_uint32(0), _Buffer(), ctypes.c_uint32(0)
-        lib.gss_display_status(ctypes.byref(mn), ctypes.c_uint32(code), kind, None, ctypes.byref(ctx), ctypes.byref(out))
+        code_t = ctypes.c_uint32(code)
+        lib.gss_display_status(ctypes.byref(mn), code_t, kind, None, ctypes.byref(ctx), ctypes.byref(out))
         if out.value:
             parts.append(ctypes.string_at(out.value, out.length).decode(errors="replace"))
             lib.gss_release_buffer(ctypes.byref(mn), ctypes.byref(out))
@@ -100,4 +101,3 @@ def token(host: str) -> str:
         if ctx.value:
             lib.gss_delete_sec_context(ctypes.byref(minor), ctypes.byref(ctx), None)
         lib.gss_release_name(ctypes.byref(minor), ctypes.byref(target))
-

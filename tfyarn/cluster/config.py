@@ -283,7 +283,8 @@ def config_files(layout: ClusterLayout, opts: ClusterOptions) -> dict[Path, str]
     files = {nvidia_smi_path(layout): fake_nvidia_smi(opts.gpus)} if opts.gpus else {}
     core, hdfs, yarn = core_site(layout), hdfs_site(layout, opts.nodes or 1), yarn_site(layout, opts)
     if layout.kerberized:
-        core, hdfs, yarn = core | secure.core_site(layout), hdfs | secure.hdfs_site(layout), yarn | secure.yarn_site(layout)
+        core, hdfs = core | secure.core_site(layout), hdfs | secure.hdfs_site(layout)
+        yarn = yarn | secure.yarn_site(layout)
         files |= {path: to_xml(props) for path, props in secure.ssl_files(layout).items()}
     return files | {
         c / "core-site.xml": to_xml(core),

@@ -275,6 +275,7 @@ class LocalCluster:
         and the calls go as hdfs (SPNEGO); otherwise as this OS user.
         """
         web = f"{self.layout.nn_web}/webhdfs/v1"
+        users: tuple[str, ...]
         if self.layout.kerberized:
             users, auth = kdc.USERS, ""
         else:

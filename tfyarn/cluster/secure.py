@@ -148,8 +148,7 @@ def yarn_site(layout: ClusterLayout) -> dict[str, str]:
         # A real node has /etc/krb5.conf; here the realm's config is the cluster's own, so
         # containers are told where it is: MIT tools read KRB5_CONFIG, JVMs (skein's AM) the property.
         "yarn.nodemanager.admin-env": (
-            f"MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX,KRB5_CONFIG={krb5},"
-            f"JAVA_TOOL_OPTIONS=-Djava.security.krb5.conf={krb5}"
+            f"MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX,KRB5_CONFIG={krb5},JAVA_TOOL_OPTIONS=-Djava.security.krb5.conf={krb5}"
         ),
     }
 
@@ -166,4 +165,3 @@ def ensure_secret(layout: ClusterLayout) -> None:
     if not path.exists():
         path.write_text(secrets.token_hex(32))
         path.chmod(0o600)
-
