@@ -20,7 +20,7 @@ from typing import Any
 
 import skein
 
-from tfyarn import hadoop_env, protocol, rmnodes, skeindriver
+from tfyarn import credentials, hadoop_env, protocol, rmnodes, skeindriver
 from tfyarn.admission import (
     NodeCapacity,
     SchedulerLimits,
@@ -123,6 +123,7 @@ class Client:
         self.hadoop = hadoop or hadoop_env.discover()
         hadoop_env.check_conf(self.hadoop.conf_dir)
         hadoop_env.check_reachable(self.hadoop)
+        credentials.require(self.hadoop.conf_dir)
         self.hadoop.apply()
         with _skein_errors():
             # A global driver for this cluster saves a JVM start (tfyarn.skeindriver); else one of our own.

@@ -4,6 +4,7 @@
     ├── SpecError               a job spec is invalid (exit 2: usage)
     ├── ClusterError            the local cluster cannot be set up, started or stopped
     ├── UnreachableError        the ResourceManager or HDFS cannot be reached
+    │   └── NotAuthenticatedError   a Kerberized cluster, and no ticket or keytab
     ├── StorageError            a copy failed after its retries, or a path is not what it must be
     └── JobFailed               a followed job ended in a state other than SUCCEEDED
 
@@ -33,6 +34,10 @@ class UnreachableError(TfyarnError):
     """A cluster service is unreachable."""
 
     exit_code = 3
+
+
+class NotAuthenticatedError(UnreachableError):
+    """The cluster is Kerberized and this process has no credentials (exit 3, as unreachable)."""
 
 
 class JobFailed(TfyarnError):

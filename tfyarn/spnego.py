@@ -42,7 +42,15 @@ def _lib() -> ctypes.CDLL:
             "the Kerberos GSS-API library (libgssapi_krb5.so.2) is not installed: "
             "install libgssapi-krb5-2 (Debian) or krb5-libs (RHEL)"
         ) from None
-    for fn in ("import_name", "init_sec_context", "release_buffer", "delete_sec_context", "release_name"):
+    for fn in (
+        "import_name",
+        "init_sec_context",
+        "release_buffer",
+        "delete_sec_context",
+        "release_name",
+        "acquire_cred",
+        "release_cred",
+    ):
         getattr(lib, f"gss_{fn}").restype = ctypes.c_uint32  # each answers an OM_uint32 major status
     lib.gss_display_status.restype = ctypes.c_uint32
     return lib
@@ -101,3 +109,38 @@ def token(host: str) -> str:
         if ctx.value:
             lib.gss_delete_sec_context(ctypes.byref(minor), ctypes.byref(ctx), None)
         lib.gss_release_name(ctypes.byref(minor), ctypes.byref(target))
+
+
+def credential_lifetime(principal: str | None = None) -> int:
+    """Seconds left on the Kerberos credentials GSS-API would use (for ``principal``, if given); 0: none.
+
+    The ticket cache, or MIT's client keytab (KRB5_CLIENT_KTNAME), from which
+    the library gets a ticket on demand. Makes no connection to any service.
+    """
+    lib = _lib()
+    minor, cred, lifetime = ctypes.c_uint32(0), ctypes.c_void_p(), ctypes.c_uint32(0)
+    name = ctypes.c_void_p()
+    if principal:
+        raw = principal.encode()
+        buf = _Buffer(len(raw), ctypes.cast(ctypes.c_char_p(raw), ctypes.c_void_p))
+        nt_user = ctypes.c_void_p.in_dll(lib, "GSS_C_NT_USER_NAME")
+        if lib.gss_import_name(ctypes.byref(minor), ctypes.byref(buf), nt_user, ctypes.byref(name)):
+            return 0
+    try:
+        initiate = 1  # GSS_C_INITIATE
+        major = lib.gss_acquire_cred(
+            ctypes.byref(minor),
+            name,
+            ctypes.c_uint32(0),
+            None,
+            initiate,
+            ctypes.byref(cred),
+            None,
+            ctypes.byref(lifetime),
+        )
+        return int(lifetime.value) if major == 0 else 0
+    finally:
+        if cred.value:
+            lib.gss_release_cred(ctypes.byref(minor), ctypes.byref(cred))
+        if name.value:
+            lib.gss_release_name(ctypes.byref(minor), ctypes.byref(name))

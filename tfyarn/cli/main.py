@@ -110,3 +110,6 @@ def cli(principal: str | None, keytab: str | None) -> None:
         raise click.UsageError("--principal and --keytab go together; give both, or neither (kinit)")
     if principal and keytab:  # read by tfyarn.client.Client in this process
         os.environ[protocol.ENV_PRINCIPAL], os.environ[protocol.ENV_KEYTAB] = principal, keytab
+        from tfyarn import credentials  # here: most commands never need it, and startup time counts
+
+        credentials.use_keytab(principal, keytab)

@@ -55,6 +55,10 @@ def _filesystem(scheme: str, authority: str) -> pafs.FileSystem:
         return pafs.HadoopFileSystem(host or "default", int(port or 0))
     from hdfs_native.fsspec import HdfsFileSystem, ViewfsFileSystem  # only when HDFS is used
 
+    from tfyarn import credentials
+
+    credentials.require()  # hdfs-native may crash setting up Kerberos with no ticket
+
     cls = ViewfsFileSystem if scheme == "viewfs" else HdfsFileSystem
     host, _, port = authority.partition(":")
     try:

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
+from tfyarn import credentials
 from tfyarn.errors import StorageError
 from tfyarn.storage.fs import Location
 
@@ -26,6 +27,7 @@ FILE_MODE = 0o600
 def _native(url: str | None) -> Any:
     from hdfs_native import Client
 
+    credentials.require()  # hdfs-native may crash setting up Kerberos with no ticket
     return Client(url)  # None: the default filesystem of HADOOP_CONF_DIR
 
 
