@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 TFYARN := $(PY) -m tfyarn
 
-.PHONY: demo test unit integration lint bench up down venv browser clean
+.PHONY: demo test test-kerberos unit integration lint bench up down venv browser krb5 clean
 
 # Everything from nothing to a SUCCEEDED distributed training job on the local cluster:
 # TF2 ParameterServerStrategy, 1 chief + 2 workers + 1 ps (examples/tensorflow/ps_strategy).
@@ -16,8 +16,17 @@ demo: up
 # The whole test suite (lint and types, unit + integration on the real local cluster). CI runs this.
 # The suite's cluster has two nodes (127.0.0.1 and 127.0.0.2): tasks cross nodes as on a real cluster.
 test integration: NODES = 2
+# Then the Kerberos suite (tests/kerberos) on a Kerberized cluster of its own: same ports, so after the
+# plain cluster is stopped.
 test: lint up browser
 	$(PY) -m pytest tests -ra
+	$(MAKE) test-kerberos
+
+# tests/kerberos only: `cluster up --kerberos --nodes 2` in $$TFYARN_KERBEROS_CLUSTER_DIR (default
+# ~/.tfyarn/cluster-kerberos), brought up and stopped by the test session; the plain cluster is stopped first.
+test-kerberos: $(VENV)/.installed browser krb5
+	$(TFYARN) cluster down
+	TFYARN_TEST_KERBEROS=1 $(PY) -m pytest tests/kerberos -ra
 
 # ruff (lint and format check) and mypy over tfyarn/ and appmaster/ (settings in pyproject.toml).
 # `ruff format tfyarn appmaster` applies the format.
@@ -59,6 +68,13 @@ browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
 	  echo 'Installing Debian chromium + chromium-driver for the browser tests...'; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
+# `cluster up --kerberos` runs MIT Kerberos: Debian's KDC, its admin tools and kinit/klist.
+krb5:
+	@command -v kinit >/dev/null && { command -v krb5kdc || test -x /usr/sbin/krb5kdc; } >/dev/null || { \
+	  echo 'Installing Debian krb5-kdc, krb5-admin-server and krb5-user for the Kerberos tests...'; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    krb5-kdc krb5-admin-server krb5-user >/dev/null; }
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

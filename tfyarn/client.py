@@ -246,9 +246,11 @@ class Client:
             from tfyarn.preflight import check_paths  # pyarrow and hdfs-native load only when needed
 
             check_paths(spec, self.hadoop.conf_dir)
+        kerberized = hadoop_env.kerberized(self.hadoop.conf_dir)
         ctx = dataclasses.replace(
             PlanContext.for_spec(spec, self.hadoop.conf_dir),
-            kerberized=hadoop_env.kerberized(self.hadoop.conf_dir),
+            kerberized=kerberized,
+            owner=credentials.user_name(self.hadoop.conf_dir) if kerberized else "",
             nodes=self.placement_nodes(spec, progress),
         )
         if ctx.env_choice is not None:
@@ -362,8 +364,17 @@ class Client:
         raise TfyarnError(f"no snapshot from {app_id} within {timeout_s:.0f} s (does it declare --output?)")
 
     def kill(self, app_id: str) -> None:
-        with _skein_errors(self._unknown(app_id)):
-            self._skein.kill_application(app_id)
+        try:
+            with _skein_errors(self._unknown(app_id)):
+                self._skein.kill_application(app_id)
+        except TfyarnError as e:
+            if "failed to kill" not in str(e).lower():
+                raise
+            # YARN gives no reason to a user it denies: say what it checks.
+            raise TfyarnError(
+                f"YARN did not kill {app_id}: only its owner, the users its --modify-acl names and the "
+                "queue's administrators may, and only while it runs (tfyarn status shows both)"
+            ) from None
 
     # -- logs -----------------------------------------------------------------
     def logs(self, app_id: str) -> str:

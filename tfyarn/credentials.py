@@ -11,6 +11,7 @@ credentials, and no keytab is ever shipped there.
 from __future__ import annotations
 
 import atexit
+import getpass
 import os
 import shutil
 import tempfile
@@ -59,3 +60,18 @@ def require(conf_dir: Path | None = None) -> None:
             "no valid Kerberos ticket, and the cluster is Kerberized: run `kinit` (or `kinit -kt KEYTAB PRINCIPAL`), "
             "or pass --principal and --keytab"
         )
+
+
+def user_name(conf_dir: Path | None = None) -> str:
+    """Who the cluster takes this process for: the short name of its principal on a Kerberized
+    cluster (``alice`` of ``alice@REALM``, as Hadoop's default rule maps it), else the simple-auth
+    user (HADOOP_USER_NAME, or the OS user)."""
+    conf = conf_dir or Path(os.environ.get(protocol.ENV_HADOOP_CONF_DIR) or "")
+    if str(conf) and hadoop_env.kerberized(conf):
+        try:
+            full = spnego.principal()
+        except spnego.SpnegoError:
+            full = None
+        if full:
+            return full.split("@", 1)[0].split("/", 1)[0]
+    return os.environ.get(protocol.ENV_HADOOP_USER_NAME) or getpass.getuser()

@@ -51,6 +51,7 @@ class PlanContext:
     env_archive: str = ""  # python_env packed or an archive: its cached copy, localized as pyenv.ARCHIVE_DIR
     code_archive: str = ""  # --code: its cached archive, localized as pyenv.CODE_DIR
     kerberized: bool = False  # the web UI can tell users apart, so its ACL is enforced
+    owner: str = ""  # who submits, as the cluster names them (a Kerberized cluster: the principal's short name)
     # The job's allowed nodes as the RM names them (its RUNNING nodes at submit, less exclude_nodes):
     # each gets a <role>@<host> service per role (tfyarn.placement). Empty: the RM was not asked.
     nodes: tuple[str, ...] = ()
@@ -182,5 +183,7 @@ def acls(spec: JobSpec, ctx: PlanContext) -> skein.ACLs:
     an owner-only UI would lock everyone out: it stays open there, as YARN's
     own pages are. The page carries no secrets either way.
     """
-    ui = list(spec.view_acls) if ctx.kerberized else ["*"]
+    # skein lets the AM's own user in; under YARN's DefaultContainerExecutor that is the NodeManager's
+    # OS user, not the owner, so the owner is named too.
+    ui = [*([ctx.owner] if ctx.owner else []), *spec.view_acls] if ctx.kerberized else ["*"]
     return skein.ACLs(enable=True, view_users=list(spec.view_acls), modify_users=list(spec.modify_acls), ui_users=ui)

@@ -13,7 +13,6 @@ never does, is tfyarn.codedir's rule. The caches are private: a 0700 local dir
 
 from __future__ import annotations
 
-import getpass
 import hashlib
 import json
 import os
@@ -92,7 +91,9 @@ def is_conda(prefix: str) -> bool:
 
 
 def cache_uri(fp: str, user: str | None = None, kind: str = "envs", suffix: str = ".tar.gz") -> str:
-    return f"hdfs:///user/{user or getpass.getuser()}/.tfyarn/{kind}/{fp}{suffix}"
+    from tfyarn.credentials import user_name  # the principal's name on a Kerberized cluster
+
+    return f"hdfs:///user/{user or user_name()}/.tfyarn/{kind}/{fp}{suffix}"
 
 
 def _file_hash(path: str) -> str:

@@ -144,3 +144,24 @@ def credential_lifetime(principal: str | None = None) -> int:
             lib.gss_release_cred(ctypes.byref(minor), ctypes.byref(cred))
         if name.value:
             lib.gss_release_name(ctypes.byref(minor), ctypes.byref(name))
+
+
+def principal() -> str | None:
+    """The principal of the default Kerberos credentials (``alice@REALM``), or None without any."""
+    lib = _lib()
+    minor, cred, name, out = ctypes.c_uint32(0), ctypes.c_void_p(), ctypes.c_void_p(), _Buffer()
+    try:
+        if lib.gss_acquire_cred(ctypes.byref(minor), None, ctypes.c_uint32(0), None, 1, ctypes.byref(cred), None, None):
+            return None
+        if lib.gss_inquire_cred(ctypes.byref(minor), cred, ctypes.byref(name), None, None, None):
+            return None
+        if lib.gss_display_name(ctypes.byref(minor), name, ctypes.byref(out), None):
+            return None
+        return ctypes.string_at(out.value, out.length).decode(errors="replace")
+    finally:
+        if out.value:
+            lib.gss_release_buffer(ctypes.byref(minor), ctypes.byref(out))
+        if name.value:
+            lib.gss_release_name(ctypes.byref(minor), ctypes.byref(name))
+        if cred.value:
+            lib.gss_release_cred(ctypes.byref(minor), ctypes.byref(cred))

@@ -246,6 +246,9 @@ def capacity_scheduler(labels: tuple[str, ...] = ()) -> dict[str, str]:
         # Required for GPUs to count in scheduling decisions.
         "yarn.scheduler.capacity.resource-calculator": _DOMINANT_RESOURCES,
         "yarn.scheduler.capacity.node-locality-delay": "-1",
+        # Where YARN enforces ACLs (a Kerberized cluster), a queue's administrators may kill any
+        # application in it; the root queue's default ("*") would make every user one.
+        f"{root}.acl_administer_queue": "yarn",
         f"{root}.default.acl_submit_applications": "*",
         f"{root}.research.acl_submit_applications": "*",
     }

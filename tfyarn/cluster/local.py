@@ -272,15 +272,19 @@ class LocalCluster:
         """The users' home dirs and the log-aggregation dir, through WebHDFS (no JVM start).
 
         On a Kerberized cluster the users are its principals alice and bob,
-        and the calls go as hdfs (SPNEGO); otherwise as this OS user.
+        with homes only they can read, and the calls go as hdfs (SPNEGO);
+        otherwise as this OS user.
         """
         web = f"{self.layout.nn_web}/webhdfs/v1"
-        users: tuple[str, ...]
+        users: tuple[str, ...]  # (MKDIRS gives parents it creates the child's permission: /user first)
         if self.layout.kerberized:
             users, auth = kdc.USERS, ""
         else:
             users, auth = (getpass.getuser(),), f"&user.name={getpass.getuser()}"
-        dirs = [(f"/user/{u}", "755", u) for u in users] + [("/tmp/logs", "1777", None), ("/tmp", "1777", None)]
+        # A Kerberized cluster's users keep their homes (job records, outputs) to themselves.
+        home = "700" if self.layout.kerberized else "755"
+        dirs = [("/user", "755", None), *((f"/user/{u}", home, u) for u in users)]
+        dirs += [("/tmp/logs", "1777", None), ("/tmp", "1777", None)]
         for path, perm, owner in dirs:
             if not (fetch_json(f"{web}{path}?op=MKDIRS&permission={perm}{auth}", method="PUT") or {}).get("boolean"):
                 raise ClusterError(f"could not create {path} on HDFS via {self.layout.nn_web}")

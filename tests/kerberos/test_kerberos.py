@@ -1,0 +1,150 @@
+"""tfyarn on a Kerberized cluster: tickets, keytabs, delegation tokens in containers, and who may see what.
+
+Everything here runs against the real secure cluster: its own MIT KDC,
+Kerberos on every Hadoop RPC, SASL DataNode transfer, SPNEGO on the web UIs
+and YARN ACLs (tests/kerberos/conftest.py).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import EXAMPLES, app_id_from, wait_for
+from tests.kerberos.conftest import User
+from tfyarn.cluster import LocalCluster
+
+SLEEPER = ["--", "python", "-c", "import time; time.sleep(600)"]
+
+
+def rm(cluster: LocalCluster, path: str) -> str:
+    return f"{cluster.layout.rm_web}{path}"
+
+
+def as_user(user: User, url: str) -> bytes | str:
+    """GET ``url`` with ``user``'s ticket (SPNEGO) in a separate process: the body, or the error's text."""
+    code = ("import sys\nfrom tfyarn import rest\n"
+            "try:\n    sys.stdout.buffer.write(rest.get(sys.argv[1]))\n"
+            "except rest.FetchError as e:\n    print('FetchError:', e)\n")
+    res = subprocess.run([sys.executable, "-c", code, url], capture_output=True, env=user.env, timeout=60)
+    return res.stdout.decode(errors="replace")
+
+
+def app_state(user: User, app: str) -> str:
+    res = user.tfyarn("status", "--json", app)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)["state"]
+
+
+def test_the_cluster_is_secure_and_kinit_works(kcluster: LocalCluster, alice: User, nobody: User, tmp_path: Path):
+    """SPNEGO guards the RM's REST API; a kinit against the cluster's KDC opens it; HDFS speaks Kerberos."""
+    url = rm(kcluster, "/ws/v1/cluster/info")
+    assert "HTTP 401" in str(as_user(nobody, url))
+    assert json.loads(as_user(alice, url))["clusterInfo"]["state"] == "STARTED"
+    ccache = tmp_path / "kinit-cc"
+    kinit = subprocess.run(["kinit", "-c", str(ccache), "-kt", str(alice.keytab), "alice"],
+                           env=alice.env, capture_output=True, text=True)
+    assert kinit.returncode == 0, kinit.stderr
+    ls = subprocess.run([str(kcluster.layout.bin_dir / "hdfs"), "dfs", "-ls", "/user"], capture_output=True,
+                        text=True, env={**alice.env, "KRB5CCNAME": f"FILE:{ccache}"}, timeout=120)
+    assert ls.returncode == 0 and "/user/alice" in ls.stdout, ls.stderr
+    denied = subprocess.run([str(kcluster.layout.bin_dir / "hdfs"), "dfs", "-ls", "/user"], capture_output=True,
+                            text=True, env=nobody.env, timeout=120)
+    assert denied.returncode != 0
+
+
+@pytest.mark.parametrize("args", [
+    ["submit", "--num-workers", "1", "--", "python", "-c", "1"],
+    ["list"],
+    ["fetch", "hdfs:///user/alice/anything", "out"],
+], ids=["submit", "list", "fetch"])
+def test_without_a_ticket_every_command_says_kinit_and_exits_3(kcluster: LocalCluster, alice: User, nobody: User,
+                                                                  args: list[str]):
+    before = json.loads(as_user(alice, rm(kcluster, "/ws/v1/cluster/apps")))
+    res = nobody.tfyarn(*args)
+    assert res.returncode == 3, res.stdout + res.stderr
+    errors = [line for line in res.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "kinit" in errors[0] and "--keytab" in errors[0], res.stderr
+    assert "Traceback" not in res.stderr
+    after = json.loads(as_user(alice, rm(kcluster, "/ws/v1/cluster/apps")))
+    assert after == before  # nothing submitted
+
+
+def test_ps_example_stages_input_publishes_output_and_alice_fetches_it(kcluster: LocalCluster, alice: User,
+                                                                        tmp_path: Path):
+    """The containers read and write HDFS with YARN's delegation tokens: no keytab is shipped to them."""
+    run = uuid.uuid4().hex[:8]
+    data = tmp_path / "data"
+    subprocess.run([sys.executable, str(EXAMPLES / "make_data.py"), "--out", str(data)], check=True,
+                   capture_output=True)
+    put = subprocess.run([str(kcluster.layout.bin_dir / "hdfs"), "dfs", "-put", str(data), f"/user/alice/data-{run}"],
+                         env=alice.env, capture_output=True, text=True, timeout=120)
+    assert put.returncode == 0, put.stderr
+    flags = f"--input hdfs:///user/alice/data-{run} --output ./model:hdfs:///user/alice/models/{run} --placement spread"
+    env = {**alice.env, "TFYARN": f"{sys.executable} -m tfyarn", "TFYARN_SUBMIT_FLAGS": flags}
+    res = subprocess.run(["bash", str(EXAMPLES / "tensorflow/ps_strategy/submit.sh"), "--model-dir", "./model",
+                          "--epochs", "2", "--steps-per-epoch", "10"], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0 and "SUCCEEDED" in res.stdout, res.stdout + res.stderr
+    app = app_id_from(res.stdout)
+    status = json.loads(alice.tfyarn("status", "--json", app).stdout)
+    assert {t["name"].split(":")[0] for t in status["tasks"]} == {"chief", "worker", "ps"}
+    fetched = tmp_path / "fetched"
+    got = alice.tfyarn("fetch", f"hdfs:///user/alice/models/{run}", str(fetched))
+    assert got.returncode == 0, got.stderr
+    assert (fetched / "saved_model" / "saved_model.pb").exists()
+    assert list((fetched / "ckpt").glob("ckpt-1.index"))
+    keytab_bytes = alice.keytab.read_bytes()
+    for node in (kcluster.layout, kcluster.layout.for_node(2)):
+        for f in (node.log_dir / "containers").rglob("*"):
+            if app.removeprefix("application_") in str(f) and f.is_file():
+                assert keytab_bytes not in f.read_bytes(), f
+
+
+def test_ddp_with_principal_and_keytab_and_no_ticket_cache(kcluster: LocalCluster, nobody: User, alice: User):
+    tfyarn = f"{sys.executable} -m tfyarn --principal alice --keytab {alice.keytab}"
+    model = Path(nobody.env["HOME"]) / "ddp-model"
+    env = {**nobody.env, "TFYARN": tfyarn, "TFYARN_SUBMIT_FLAGS": "--placement spread"}
+    res = subprocess.run(["bash", str(EXAMPLES / "pytorch/ddp/submit.sh"), "--model-dir", str(model),
+                          "--epochs", "2"], env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0 and "SUCCEEDED: all 2 worker task(s) succeeded" in res.stdout, res.stdout + res.stderr
+    app = app_id_from(res.stdout)
+    info = json.loads(as_user(alice, rm(kcluster, f"/ws/v1/cluster/apps/{app}")))["app"]
+    assert info["user"] == "alice"
+
+
+def test_bob_is_denied_alices_job_until_she_grants_it(kcluster: LocalCluster, alice: User, bob: User,
+                                                        tmp_path: Path):
+    """The RM proxy's page and JSON, kill, and her outputs on HDFS: denied to bob; the ACLs she grants work."""
+    res = alice.tfyarn("submit", "--name", "private", "--num-workers", "1", *SLEEPER)
+    assert res.returncode == 0, res.stderr
+    app = app_id_from(res.stdout + res.stderr)
+    granted = alice.tfyarn("submit", "--name", "shared", "--num-workers", "1", "--view-acl", "bob",
+                           "--modify-acl", "bob", *SLEEPER)
+    assert granted.returncode == 0, granted.stderr
+    shared = app_id_from(granted.stdout + granted.stderr)
+    try:
+        for a in (app, shared):
+            wait_for(f"{a} RUNNING", lambda a=a: app_state(alice, a) == "RUNNING", timeout_s=120)
+        page, api = f"/proxy/{app}/pages/tfyarn/", f"/proxy/{app}/pages/tfyarn/api/status"
+        wait_for("alice's page", lambda: "private" in str(as_user(alice, rm(kcluster, page))), timeout_s=60)
+        assert json.loads(as_user(alice, rm(kcluster, api)))["app_id"] == app
+        for path in (page, api):
+            assert str(as_user(bob, rm(kcluster, path))).startswith("FetchError: HTTP 403"), path
+        kill = bob.tfyarn("kill", app)
+        assert kill.returncode != 0 and "only its owner" in kill.stderr, kill.stderr
+        assert app_state(alice, app) == "RUNNING"
+        fetch = bob.tfyarn("fetch", f"hdfs:///user/alice/.tfyarn/jobs/{app}", str(tmp_path / "stolen"))
+        assert fetch.returncode != 0 and "Permission denied" in fetch.stderr, fetch.stderr
+        # What she granted on the other job works for bob, exactly.
+        spage = f"/proxy/{shared}/pages/tfyarn/api/status"
+        assert json.loads(as_user(bob, rm(kcluster, spage)))["app_id"] == shared
+        assert bob.tfyarn("kill", shared).returncode == 0
+        wait_for("the shared job KILLED", lambda: app_state(alice, shared) == "KILLED", timeout_s=60)
+    finally:
+        alice.tfyarn("kill", app)
+        alice.tfyarn("kill", shared)
