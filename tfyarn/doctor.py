@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlparse
 
-from tfyarn import hadoop_env, hadoopconf, protocol
+from tfyarn import credentials, hadoop_env, hadoopconf, protocol
 from tfyarn.admission import SchedulerLimits, Unreadable, check_queue, parse_conf, parse_queues
 from tfyarn.envchoice import EnvChoice
 from tfyarn.errors import SpecError
@@ -303,7 +303,8 @@ def check_hdfs_home(probe: Probe, found: Found) -> Verdict:
     assert found.conf_dir is not None
     if found.kerberized and not probe.environ.get(protocol.ENV_KEYTAB) and _no_ticket(probe):  # hdfs-native can SIGSEGV
         return _skip("cannot run: Kerberos is on, with no ticket or keytab to use (see kerberos)")
-    user = probe.environ.get(protocol.ENV_HADOOP_USER_NAME) or getpass.getuser()  # as simple auth names you
+    simple = probe.environ.get(protocol.ENV_HADOOP_USER_NAME) or getpass.getuser()  # as simple auth names you
+    user = credentials.user_name(found.conf_dir) if found.kerberized else simple  # Kerberos: the principal's
     uri = f"hdfs:///user/{user}/.tfyarn/doctor-{uuid.uuid4().hex[:12]}"
     try:
         probe.hdfs_probe(found.conf_dir, uri)

@@ -148,3 +148,28 @@ def test_bob_is_denied_alices_job_until_she_grants_it(kcluster: LocalCluster, al
     finally:
         alice.tfyarn("kill", app)
         alice.tfyarn("kill", shared)
+
+
+@pytest.mark.parametrize("flags,text", [
+    (["--worker-gpus", "5"], "the largest node offers 4"),
+    (["--queue", "nosuchqueue"], "no queue 'nosuchqueue'"),
+], ids=["gpus", "queue"])
+def test_admission_checks_read_the_kerberized_rm(kcluster: LocalCluster, alice: User, flags: list[str], text: str):
+    """The RM's REST answers 401 without SPNEGO; the checks must still run (and refuse), not be skipped."""
+    name = f"krb-adm-{uuid.uuid4().hex[:8]}"
+    res = alice.tfyarn("submit", "--name", name, *flags, "--", "python", "-c", "1")
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and text in lines[0], res.stderr
+    apps = json.loads(as_user(alice, rm(kcluster, "/ws/v1/cluster/apps")))
+    assert name not in {a["name"] for a in (apps.get("apps") or {}).get("app") or []}
+
+
+def test_doctor_as_alice_runs_every_check(kcluster: LocalCluster, alice: User, nobody: User):
+    res = alice.tfyarn("doctor", "--json", timeout=180)
+    results = {r["name"]: r for r in json.loads(res.stdout)}
+    for name in ("resourcemanager", "namenode", "hdfs-home", "kerberos", "gpus", "queues"):
+        assert results[name]["outcome"] == "OK", (name, results[name])
+    assert "/user/alice/" in results["hdfs-home"]["detail"], results["hdfs-home"]
+    without = nobody.tfyarn("doctor", "--json", timeout=180)
+    assert without.returncode != 0
+    assert {r["name"]: r for r in json.loads(without.stdout)}["kerberos"]["outcome"] == "FAIL"
