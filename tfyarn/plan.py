@@ -138,7 +138,18 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
         max_attempts=spec.max_attempts,
         node_label=spec.node_label,
         acls=acls(spec, ctx),
+        file_systems=other_filesystems(spec),
     )
+
+
+def other_filesystems(spec: JobSpec) -> list[str]:
+    """The filesystems besides the default one that the job's inputs and outputs name (another
+    NameNode, a nameservice, a viewfs mount table): skein gets a delegation token for each at
+    submit, as it does for the default one, so the containers can reach them on a Kerberized cluster."""
+    from tfyarn.storage.uri import parse_uri
+
+    uris = [parse_uri(i.src) for i in spec.inputs] + [parse_uri(o.dest) for o in spec.outputs]
+    return sorted({f"{u.scheme}://{u.authority}" for u in uris if u.remote and u.authority})
 
 
 def _service(

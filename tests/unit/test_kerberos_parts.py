@@ -116,3 +116,14 @@ def test_secure_flags_point_daemon_jvms_at_the_realm(tmp_path: Path):
     lay = kerberized_layout(tmp_path)
     assert secure_flags(lay) == [f"-Djava.security.krb5.conf={lay.root / 'kerberos' / 'krb5.conf'}"]
     assert secure.ca_pem(lay).name == "cluster.pem"
+
+
+def test_other_namenodes_of_inputs_and_outputs_get_delegation_tokens():
+    from tfyarn.plan import other_filesystems
+    from tfyarn.spec import InputSpec, OutputSpec
+
+    spec = JobSpec(name="j", command=("python", "x.py"), roles={"worker": RoleSpec("worker")},
+                   inputs=(InputSpec("hdfs:///default/data"), InputSpec("hdfs://nn2:8020/data"),
+                           InputSpec("viewfs://cluster/a")),
+                   outputs=(OutputSpec("./m", "hdfs://nn2:8020/models"), OutputSpec("./n", "/local/dir")))
+    assert other_filesystems(spec) == ["hdfs://nn2:8020", "viewfs://cluster"]
