@@ -173,3 +173,46 @@ def test_doctor_as_alice_runs_every_check(kcluster: LocalCluster, alice: User, n
     without = nobody.tfyarn("doctor", "--json", timeout=180)
     assert without.returncode != 0
     assert {r["name"]: r for r in json.loads(without.stdout)}["kerberos"]["outcome"] == "FAIL"
+
+
+def test_status_page_through_the_spnego_proxy_in_chromium(kcluster: LocalCluster, alice: User, bob: User):
+    """Headless Chromium with the user's ticket cache: alice sees her page through the RM's proxy, bob a 403."""
+    res = alice.tfyarn("submit", "--name", "browsed", "--num-workers", "1", *SLEEPER)
+    assert res.returncode == 0, res.stderr
+    app = app_id_from(res.stdout + res.stderr)
+    try:
+        wait_for(f"{app} RUNNING", lambda: app_state(alice, app) == "RUNNING", timeout_s=120)
+        url = rm(kcluster, f"/proxy/{app}/pages/tfyarn/")
+        wait_for("alice's page", lambda: "browsed" in str(as_user(alice, url)), timeout_s=60)
+        seen = {who.name: _chromium_text(who, kcluster, url) for who in (alice, bob)}
+        assert "browsed" in seen["alice"] and app in seen["alice"], seen["alice"][:500]
+        assert "browsed" not in seen["bob"] and "not authorized" in seen["bob"].lower(), seen["bob"][:500]
+    finally:
+        alice.tfyarn("kill", app)
+
+
+def _chromium_text(user: User, cluster: LocalCluster, url: str) -> str:
+    """The page's text as headless Chromium shows it to ``user`` (Negotiate with their ticket cache).
+
+    Chromium on Linux loads the GSS-API library only once it has met a
+    Negotiate challenge, and answers only the later ones: a first request to
+    the RM's REST API warms it up, as a user's first page would.
+    """
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--auth-server-allowlist=127.0.0.1"):
+        opts.add_argument(arg)
+    env = {k: user.env[k] for k in ("KRB5CCNAME", "KRB5_CONFIG", "HOME", "PATH")}
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver", env=env), options=opts)
+    try:
+        warm = rm(cluster, "/ws/v1/cluster/info")
+        driver.get(warm)
+        wait_for("Chromium to negotiate", lambda: (driver.refresh(), "clusterInfo" in driver.page_source)[1],
+                 timeout_s=30, every_s=1)
+        driver.get(url)
+        return driver.find_element("tag name", "body").text + driver.title
+    finally:
+        driver.quit()
