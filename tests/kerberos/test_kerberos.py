@@ -138,6 +138,8 @@ def test_bob_is_denied_alices_job_until_she_grants_it(kcluster: LocalCluster, al
         kill = bob.tfyarn("kill", app)
         assert kill.returncode != 0 and "only its owner" in kill.stderr, kill.stderr
         assert app_state(alice, app) == "RUNNING"
+        save = bob.tfyarn("save", app, "--timeout", "10")
+        assert save.returncode != 0 and "Traceback" not in save.stderr, save.stdout + save.stderr
         fetch = bob.tfyarn("fetch", f"hdfs:///user/alice/.tfyarn/jobs/{app}", str(tmp_path / "stolen"))
         assert fetch.returncode != 0 and "Permission denied" in fetch.stderr, fetch.stderr
         # What she granted on the other job works for bob, exactly.
