@@ -20,8 +20,6 @@ from pathlib import Path
 from tfyarn import hadoop_env, protocol, spnego
 from tfyarn.errors import NotAuthenticatedError
 
-ENV_CLIENT_KEYTAB = "KRB5_CLIENT_KTNAME"  # MIT: the keytab GSS-API gets initial tickets from on demand
-
 
 def use_keytab(principal: str, keytab: str) -> None:
     """Log this process (and its children) in from ``keytab``, not from the user's ticket cache.
@@ -35,7 +33,7 @@ def use_keytab(principal: str, keytab: str) -> None:
         raise NotAuthenticatedError(f"--keytab {keytab}: no readable file there; give the keytab of {principal}")
     private = tempfile.mkdtemp(prefix="tfyarn-krb5-")
     atexit.register(shutil.rmtree, private, True)
-    os.environ[ENV_CLIENT_KEYTAB] = f"FILE:{path.absolute()}"
+    os.environ[protocol.ENV_KRB5_CLIENT_KTNAME] = f"FILE:{path.absolute()}"
     os.environ[protocol.ENV_KRB5CCNAME] = f"FILE:{private}/ccache"
     if spnego.credential_lifetime(principal) <= 0:
         raise NotAuthenticatedError(

@@ -26,6 +26,7 @@ ENV_PRINCIPAL = "TFYARN_PRINCIPAL"  # Kerberos principal handed to skein (tfyarn
 ENV_KEYTAB = "TFYARN_KEYTAB"  # its keytab (tfyarn --keytab)
 ENV_KRB5_CONFIG = "KRB5_CONFIG"  # MIT Kerberos' config file; tfyarn hands it to its JVMs as java.security.krb5.conf
 ENV_CA_FILE = "TFYARN_CA_FILE"  # a PEM CA that tfyarn's HTTPS calls trust besides the system's
+ENV_KRB5_CLIENT_KTNAME = "KRB5_CLIENT_KTNAME"  # MIT: the keytab GSS-API gets initial tickets from on demand
 ENV_KRB5CCNAME = "KRB5CCNAME"  # the Kerberos ticket cache (kinit's), e.g. FILE:/tmp/krb5cc_1000
 
 # --- set by skein on every container -------------------------------------------
