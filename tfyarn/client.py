@@ -35,7 +35,7 @@ from tfyarn.admission import (
 )
 from tfyarn.errors import SpecError, TfyarnError, UnreachableError
 from tfyarn.follow import follow
-from tfyarn.plan import TAG, PlanContext, plan
+from tfyarn.plan import TAG, PlanContext, plan, renewal_for
 from tfyarn.rest import FetchError, fetch, fetch_json, get
 from tfyarn.spec import JobSpec
 from tfyarn.status import JobReport, job_state, trim_diagnostics
@@ -252,6 +252,7 @@ class Client:
             kerberized=kerberized,
             owner=credentials.user_name(self.hadoop.conf_dir) if kerberized else "",
             nodes=self.placement_nodes(spec, progress),
+            renewal=renewal_for(self.hadoop.conf_dir) if kerberized else None,
         )
         if ctx.env_choice is not None:
             progress(ctx.env_choice.warning or ctx.env_choice.line())

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,6 +120,26 @@ def kerberized(conf_dir: Path) -> bool:
     """
     auth = read_conf(conf_dir, "core-site.xml").get("hadoop.security.authentication", "simple")
     return auth.strip().lower() == "kerberos"
+
+
+def namenode_webs(conf_dir: Path) -> list[str]:
+    """The web (WebHDFS) base URLs of the default filesystem's NameNodes, each of an HA pair;
+    https:// when dfs.http.policy is HTTPS_ONLY. Empty when the default filesystem is not HDFS."""
+    hdfs = read_conf(conf_dir, "hdfs-site.xml")
+    default = urllib.parse.urlsplit(hdfs.get("fs.defaultFS", ""))
+    if default.scheme != "hdfs" or not default.hostname:
+        return []
+    secure = hdfs.get("dfs.http.policy", "HTTP_ONLY").strip().upper() == "HTTPS_ONLY"
+    key, port = ("dfs.namenode.https-address", 9871) if secure else ("dfs.namenode.http-address", 9870)
+    ns = default.hostname
+    ids = [i.strip() for i in hdfs.get(f"dfs.ha.namenodes.{ns}", "").split(",") if i.strip()]
+    found = [hdfs.get(f"{key}.{ns}.{i}", "") for i in ids] if ids else [hdfs.get(f"{key}.{ns}") or hdfs.get(key, "")]
+    urls = []
+    for addr in found or [""]:
+        host, _, p = addr.rpartition(":") if addr else ("", "", "")
+        host = ns if host in ("", "0.0.0.0") else host
+        urls.append(f"{'https' if secure else 'http'}://{host}:{p or port}")
+    return urls
 
 
 def java_krb5_options() -> list[str]:

@@ -38,6 +38,18 @@ AM_JAVA_OPTIONS = (
 
 
 @dataclass(frozen=True)
+class Renewal:
+    """Submitted with --principal/--keytab on a Kerberized cluster: the AM keeps the job's HDFS
+    delegation token valid past its max lifetime with this keytab (appmaster.renewal), which is
+    localized into the AM's container only."""
+
+    principal: str
+    keytab: str
+    webhdfs: tuple[str, ...]  # the default filesystem's NameNode web addresses (HA: each)
+    ca_file: str = ""  # a private CA those speak HTTPS under ($TFYARN_CA_FILE), else the system's
+
+
+@dataclass(frozen=True)
 class PlanContext:
     """How containers find Python and tfyarn's code.
 
@@ -55,6 +67,7 @@ class PlanContext:
     # The job's allowed nodes as the RM names them (its RUNNING nodes at submit, less exclude_nodes):
     # each gets a <role>@<host> service per role (tfyarn.placement). Empty: the RM was not asked.
     nodes: tuple[str, ...] = ()
+    renewal: Renewal | None = None
     # What is shipped, as planned (scanned once): the submit uploads exactly these.
     shipped_env: PackedEnv | None = None
     shipped_code: PackedEnv | None = None
@@ -120,12 +133,13 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
     master = skein.Master(
         resources=skein.Resources(memory=spec.am_container_mb, vcores=1),
         script=_script(ctx, "appmaster.am"),
-        files=env_files,
+        files={**env_files, **_renewal_files(ctx.renewal)},
         env={
             **common_env,
             **job_env,
             "JAVA_TOOL_OPTIONS": AM_JAVA_OPTIONS,
             **({protocol.ENV_NODE_HOSTS: ",".join(ctx.nodes)} if per_node else {}),
+            **_renewal_env(ctx.renewal),
         },
     )
     tags = [TAG, f"framework:{spec.framework}", *spec.tags]
@@ -140,6 +154,29 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
         acls=acls(spec, ctx),
         file_systems=other_filesystems(spec),
     )
+
+
+def renewal_for(conf_dir: Path) -> Renewal | None:
+    """With --principal/--keytab (protocol.ENV_PRINCIPAL/ENV_KEYTAB) on a cluster whose default
+    filesystem is HDFS, the AM renews the job's HDFS token past its max lifetime. Reads config only."""
+    from tfyarn import hadoop_env
+
+    principal, keytab = os.environ.get(protocol.ENV_PRINCIPAL), os.environ.get(protocol.ENV_KEYTAB)
+    if not (principal and keytab):
+        return None
+    webs = hadoop_env.namenode_webs(conf_dir)
+    return Renewal(principal, keytab, tuple(webs), os.environ.get(protocol.ENV_CA_FILE, "")) if webs else None
+
+
+def _renewal_files(renewal: Renewal | None) -> dict[str, skein.File]:
+    return {protocol.RENEW_KEYTAB_FILE: skein.File(source=os.path.abspath(renewal.keytab))} if renewal else {}
+
+
+def _renewal_env(renewal: Renewal | None) -> dict[str, str]:
+    if renewal is None:
+        return {}
+    env = {protocol.ENV_RENEW_PRINCIPAL: renewal.principal, protocol.ENV_RENEW_WEBHDFS: ",".join(renewal.webhdfs)}
+    return {**env, protocol.ENV_CA_FILE: renewal.ca_file} if renewal.ca_file else env
 
 
 def other_filesystems(spec: JobSpec) -> list[str]:

@@ -67,6 +67,11 @@ ENV_JOB = "TFYARN_JOB"  # the job spec, encode_env()d (task containers get it to
 ENV_SUBMIT_TIME = "TFYARN_SUBMIT_TIME"  # epoch seconds when the client submitted (the timeline's origin)
 ENV_RM_WEB = "TFYARN_RM_WEB"  # the ResourceManager's web address: the AM asks it what the cluster has free
 ENV_NODE_HOSTS = "TFYARN_NODE_HOSTS"  # the AM's: the job's allowed nodes, one <role>@<host> service each
+# Submitted with --principal/--keytab on a Kerberized cluster: the AM renews the job's HDFS
+# delegation token with that keytab, localized into its container only (appmaster.renewal).
+ENV_RENEW_PRINCIPAL = "TFYARN_RENEW_PRINCIPAL"
+ENV_RENEW_WEBHDFS = "TFYARN_RENEW_WEBHDFS"  # the default filesystem's NameNode web addresses, comma-separated
+RENEW_KEYTAB_FILE = "tfyarn-renewal.keytab"  # the keytab's name in the AM's working dir
 
 # --- set by the AM on each task container it asks for (tfyarn.taskenv) ---------
 # The gang's first containers, which YARN starts from the application spec, derive them.
@@ -123,6 +128,9 @@ KV_SNAPSHOT_PREFIX = f"{KV_PREFIX}snapshot/"  # + task name: the last snapshot p
 KV_GPUS_PREFIX = f"{KV_PREFIX}gpus/"  # + task name: the GPU indices the AM bound it to (JSON list)
 KV_EVENTS_PREFIX = f"{KV_PREFIX}events/"  # + task name: {stage: epoch seconds} of its startup timeline
 KV_TELEMETRY_PREFIX = f"{KV_PREFIX}telemetry/"  # + task name: its GPUs' utilisation and memory (JSON)
+# Not under KV_PREFIX, so no scan of the job's records reads it: the AM's renewed delegation tokens,
+# a whole credentials file (appmaster.renewal). Secret: never shown, logged or saved.
+KV_TOKENS = "tfyarn-secret/hdfs-tokens"
 AM_STATUS_LINE = "tfyarn-final-status: "  # prefix of the AM log line holding the final status JSON
 AM_LOG_FILE = "application.driver.log"  # where skein puts the AM script's output
 

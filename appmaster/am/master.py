@@ -24,6 +24,7 @@ from appmaster.am.tasks import RESTART, RESTART_ALL, Task, TaskTable
 from appmaster.am.tensorboard import TensorBoard
 from appmaster.am.web import StatusServer
 from tfyarn import logfmt, nodegpus, protocol, taskenv, wire
+from tfyarn.renewal import Renewer
 from tfyarn.spec import JobSpec, RoleSpec
 from tfyarn.status import TaskState
 
@@ -348,6 +349,7 @@ def main() -> int:
     logfmt.setup(logfmt.AM_LOGGER)
     app = skein.ApplicationClient.from_current()
     job: Job | None = None
+    renewer: Renewer | None = None
     web = page_server()
     try:
         spec = JobSpec.from_dict(protocol.decode_env(os.environ[protocol.ENV_JOB]))
@@ -356,6 +358,9 @@ def main() -> int:
         if job.attempt > 1:  # YARN stopped the last attempt's containers: the whole job runs again
             log.info(f"attempt {job.attempt}: re-running the whole job from a clean state")
         app.ui.add_page(protocol.UI_STATUS_ROUTE, web.url, link_name="tfyarn status")
+        renewer = Renewer.from_env(app)
+        if renewer:
+            renewer.start()
         if spec.tensorboard:
             job.tensorboard = TensorBoard(app, web.host, taskenv.tensorboard_uri(app.id), "tensorboard-logs")
             job.tensorboard.start()
@@ -377,7 +382,15 @@ def main() -> int:
         try:
             save_status(body, job.user, app.id)
         except Exception as e:
-            log.error(f"could not save the final status to HDFS: {type(e).__name__}: {e}")
+            hint = ""
+            if renewer is None and ("GSS" in str(e) or "expired" in str(e).lower()):
+                hint = (
+                    "; if the job outlived its HDFS delegation token (the NameNode's max token lifetime), "
+                    "submit with --principal/--keytab: the AM then renews it"
+                )
+            log.error(f"could not save the final status to HDFS: {type(e).__name__}: {e}{hint}")
+    if renewer:
+        renewer.stop()
     if job is not None:
         job.events.close()  # job_end's hook, and any still queued, run before the AM goes
     app.shutdown(status, diagnostics)

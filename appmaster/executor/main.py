@@ -25,7 +25,7 @@ from appmaster.executor.monitor import Monitor, Timeline
 from appmaster.executor.restore import restore_outputs
 from appmaster.executor.staging import publish_outputs, publish_snapshot, stage_inputs
 from appmaster.executor.threads import thread_env
-from tfyarn import frameworks, logfmt, nodegpus, protocol, taskenv, wire
+from tfyarn import frameworks, logfmt, nodegpus, protocol, renewal, taskenv, wire
 from tfyarn.taskenv import StagingPlan
 
 log = logging.getLogger(logfmt.EXECUTOR_LOGGER)
@@ -128,6 +128,7 @@ def snapshots(app: skein.ApplicationClient, staging: StagingPlan, workdir: str, 
                 requests = None
                 continue
         try:
+            renewal.refresh(app, workdir)
             uris = publish_snapshot(staging, workdir, app.id)
             record = wire.SnapshotRecord(uris=tuple(uris), time=time.time())
             app.kv[protocol.kv_task_snapshot(role, index)] = record.to_json().encode()
@@ -175,6 +176,8 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
     workdir = os.getcwd()
     link_code(workdir)
     try:
+        if staging.inputs or staging.outputs:  # a restart after the job's first token expired: the AM's newest
+            renewal.refresh(app, workdir)
         input_env, staging_s = stage_inputs(staging, workdir)
     except Exception as e:  # the command never runs on partial data
         msg = f"staging inputs failed: {type(e).__name__}: {e}"
@@ -234,6 +237,7 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
         )
     elif outcome.exit_code == 0 and staging.outputs:
         try:
+            renewal.refresh(app, workdir)
             publish_outputs(staging, workdir, app.id)
         except Exception as e:
             msg = f"publishing outputs failed: {type(e).__name__}: {e}"

@@ -19,7 +19,7 @@ from typing import Any
 import skein
 
 from appmaster.executor import gpus
-from tfyarn import protocol, wire
+from tfyarn import protocol, renewal, wire
 
 log = logging.getLogger("tfyarn.executor.monitor")
 
@@ -146,6 +146,7 @@ class Monitor(threading.Thread):
         if not self.tb_uri:
             return
         try:
+            renewal.refresh(self.app)
             mirror_tensorboard(self.tb_dir, self.tb_uri)
         except Exception as e:
             log.warning(f"TensorBoard mirror failed (training goes on): {type(e).__name__}: {e}")

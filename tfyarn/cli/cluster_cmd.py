@@ -101,6 +101,16 @@ def cluster(ctx: click.Context, root: Path | None) -> None:
     "cluster dir; the cluster remembers it. Needs Debian's krb5-kdc, krb5-admin-server and krb5-user.",
 )
 @click.option(
+    "--token-lifetime",
+    type=click.IntRange(min=150),
+    default=None,
+    metavar="SECONDS",
+    help="With --kerberos: the max lifetime of HDFS delegation tokens (renewable every half of it), to try "
+    "out jobs that outlive their tokens (submitted with --principal/--keytab, their AM renews them). At least 150: "
+    "HDFS clients pass over a token in its last minute.  "
+    "[default: Hadoop's 7 days]",
+)
+@click.option(
     "--timeout",
     type=click.IntRange(min=10),
     default=UP_TIMEOUT_S,
@@ -116,6 +126,7 @@ def up(
     vcores: int,
     labels_text: str | None,
     kerberos: bool,
+    token_lifetime: int | None,
     timeout: int,
 ) -> None:
     """Start NameNode, DataNode, ResourceManager and a NodeManager per node; wait until usable.
@@ -140,8 +151,11 @@ def up(
         nodes=nodes,
         labels=node_labels,
         kerberos=kerberos,
+        token_lifetime_s=token_lifetime or 0,
     )
     c = _cluster(ctx, opts)
+    if token_lifetime and not (kerberos or c.layout.kerberized):
+        raise click.UsageError("--token-lifetime goes with --kerberos: a cluster without Kerberos has no tokens")
     st = c.up(_progress, timeout_s=timeout)
     _print_status(st)
     click.echo('\nUse it from a shell:  eval "$(tfyarn cluster env)"')

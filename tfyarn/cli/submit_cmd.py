@@ -342,10 +342,17 @@ def submit(
         raise reworded(e, env_named(ctx, flagged)) from None
     flagged = env_named(ctx, flagged)
     if dry_run:
-        from tfyarn.plan import PlanContext, plan
+        from dataclasses import replace
+
+        from tfyarn import credentials, hadoop_env
+        from tfyarn.plan import PlanContext, plan, renewal_for
 
         try:
-            plan_ctx = PlanContext.for_spec(spec, _conf_dir_or_none())
+            conf_dir = _conf_dir_or_none()
+            plan_ctx = PlanContext.for_spec(spec, conf_dir)
+            if conf_dir and hadoop_env.kerberized(conf_dir):  # as the submit would plan it
+                owner = credentials.user_name(conf_dir)
+                plan_ctx = replace(plan_ctx, kerberized=True, owner=owner, renewal=renewal_for(conf_dir))
             app_spec = plan(spec, plan_ctx)
         except SpecError as e:
             raise reworded(e, flagged) from None
@@ -366,6 +373,11 @@ def submit(
                 click.echo(f"# warning: {plan_ctx.env_choice.warning}")
         if plan_ctx.shipped_code:
             click.echo(f"# code: {plan_ctx.shipped_code.summary}")
+        if plan_ctx.renewal:
+            click.echo(
+                f"# tokens: the AM renews the job's HDFS delegation token as {plan_ctx.renewal.principal}, "
+                "from the keytab, which goes to the AM's container only"
+            )
         click.echo(app_spec.to_yaml(), nl=False)
         return
     from tfyarn.cli.wait_cmd import detach_on_ctrl_c, follow_to_end, job_dict

@@ -31,6 +31,7 @@ class ClusterOptions:
     # node -> its YARN node label; None: as the cluster last had them ({} for a new one)
     labels: dict[int, str] | None = None
     kerberos: bool = False  # set up a new cluster in secure mode; a Kerberized cluster stays so
+    token_lifetime_s: int = 0  # secure mode: HDFS delegation tokens' max lifetime (0: Hadoop's 7 days)
 
     @property
     def label_names(self) -> tuple[str, ...]:
@@ -286,7 +287,7 @@ def config_files(layout: ClusterLayout, opts: ClusterOptions) -> dict[Path, str]
     files = {nvidia_smi_path(layout): fake_nvidia_smi(opts.gpus)} if opts.gpus else {}
     core, hdfs, yarn = core_site(layout), hdfs_site(layout, opts.nodes or 1), yarn_site(layout, opts)
     if layout.kerberized:
-        core, hdfs = core | secure.core_site(layout), hdfs | secure.hdfs_site(layout)
+        core, hdfs = core | secure.core_site(layout), hdfs | secure.hdfs_site(layout, opts.token_lifetime_s)
         yarn = yarn | secure.yarn_site(layout)
         files |= {path: to_xml(props) for path, props in secure.ssl_files(layout).items()}
     return files | {

@@ -103,10 +103,20 @@ def core_site(layout: ClusterLayout) -> dict[str, str]:
     }
 
 
-def hdfs_site(layout: ClusterLayout) -> dict[str, str]:
+def hdfs_site(layout: ClusterLayout, token_lifetime_s: int = 0) -> dict[str, str]:
+    """``token_lifetime_s``: the delegation tokens' max lifetime (renewed every half of it), so
+    that a job can outlive its tokens in minutes, not Hadoop's 7 days; 0 keeps Hadoop's."""
     hdfs, kt = kdc.HDFS.full(), str(kdc.keytab(layout, kdc.HDFS))
     p = layout.node_ports
-    return {
+    tokens = (
+        {
+            "dfs.namenode.delegation.token.max-lifetime": str(token_lifetime_s * 1000),
+            "dfs.namenode.delegation.token.renew-interval": str(token_lifetime_s * 500),
+        }
+        if token_lifetime_s
+        else {}
+    )
+    return tokens | {
         "dfs.block.access.token.enable": "true",
         "dfs.namenode.kerberos.principal": hdfs,
         "dfs.namenode.keytab.file": kt,

@@ -8,6 +8,7 @@ fsspec handler. Both read the cluster from HADOOP_CONF_DIR.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -66,6 +67,17 @@ def _filesystem(scheme: str, authority: str) -> pafs.FileSystem:
     except Exception as e:  # hdfs-native raises plain exceptions for config problems
         raise UnreachableError(f"cannot set up an HDFS client for {scheme}://{authority}: {e}") from None
     return pafs.PyFileSystem(pafs.FSSpecHandler(native))
+
+
+def forget_clients() -> None:
+    """Drop every cached HDFS client: the next call connects anew, with the process's current
+    delegation tokens (appmaster.renewal swaps them in)."""
+    _filesystem.cache_clear()
+    if "hdfs_native.fsspec" in sys.modules:  # fsspec keeps instances of its own
+        from hdfs_native.fsspec import HdfsFileSystem, ViewfsFileSystem
+
+        HdfsFileSystem.clear_instance_cache()
+        ViewfsFileSystem.clear_instance_cache()
 
 
 def locate(uri: StorageUri) -> Location:
