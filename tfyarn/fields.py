@@ -218,3 +218,19 @@ def str_list(value: Any, what: str) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)) or not all(isinstance(a, str) for a in value):
         raise SpecError(f"{what}: expected a list of strings")
     return tuple(value)
+
+
+_MODE_RE = re.compile(r"0?[0-7]{3}")
+
+
+def check_output_mode(value: Any) -> int:
+    """``output_mode`` as an int: three octal digits, the owner's rwx kept."""
+    if not isinstance(value, str) or not _MODE_RE.fullmatch(value):
+        raise SpecError(f"output_mode: {show(value)} is not three octal digits, e.g. 750 (quote it in YAML: '750')")
+    mode = int(value, 8)
+    if mode & 0o700 != 0o700:
+        raise SpecError(
+            f"output_mode: {value} takes rights from the owner; keep 7 first (e.g. 750): the job must "
+            "be able to replace and clean up its own outputs"
+        )
+    return mode

@@ -22,6 +22,7 @@ from tfyarn.fields import (
     check_files,
     check_int,
     check_keys,
+    check_output_mode,
     check_str,
     check_tags,
     check_text,
@@ -242,6 +243,9 @@ class JobSpec:
     inputs: tuple[InputSpec, ...] = ()
     outputs: tuple[OutputSpec, ...] = ()
     overwrite: bool = False  # outputs may replace what exists at their destination
+    # Published outputs and snapshots: dirs get this mode, files the same less x (owner only by
+    # default); view_acls and modify_acls users also get read access on HDFS (an ACL entry each).
+    output_mode: str = "700"
     save_every: int = 0  # seconds between mid-run output snapshots; 0 = only on `tfyarn save`
     resume: bool = True  # a restarted output task first gets this job's latest snapshot into its output dirs
     download_threads: int = 10  # per container (XLearning's download.thread.nums)
@@ -254,6 +258,11 @@ class JobSpec:
     on_event: str = ""  # a /bin/sh command the AM runs per job event, its JSON on stdin (appmaster.am.events)
     placement: str = "yarn"  # yarn (YARN's choice) | spread (a role's tasks on distinct nodes) | pack
     exclude_nodes: tuple[str, ...] = ()  # hosts (as the RM names them) no task of the job may run on
+
+    @property
+    def output_readers(self) -> tuple[str, ...]:
+        """Who besides the owner may read the job's outputs: its view and modify users, each once."""
+        return tuple(dict.fromkeys((*self.view_acls, *self.modify_acls)))
 
     def validate(self) -> JobSpec:
         """Raise SpecError naming the first field that is wrong; return self."""
@@ -300,6 +309,7 @@ class JobSpec:
         for key in ("overwrite", "tensorboard", "resume"):
             if not isinstance(getattr(self, key), bool):
                 raise SpecError(f"{key}: expected true or false, got {show(getattr(self, key))}")
+        check_output_mode(self.output_mode)
         for i, inp in enumerate(self.inputs):
             inp.validate(f"inputs[{i}]")
         for i, out in enumerate(self.outputs):
@@ -401,6 +411,8 @@ class JobSpec:
         values["outputs"] = tuple(
             _sub(OutputSpec, x, f"outputs[{i}]") for i, x in enumerate(list_of(values, "outputs"))
         )
+        if isinstance(values.get("output_mode"), int) and not isinstance(values["output_mode"], bool):
+            values["output_mode"] = str(values["output_mode"])  # YAML's 750 (an int): the digits as written
         if "am_memory_mb" in values:
             values["am_memory_mb"] = parse_memory(values["am_memory_mb"], "am_memory_mb")
         env = values.get("env", {}) or {}

@@ -28,6 +28,8 @@ class StagingPlan:
     upload_threads: int = 10
     save_every: int = 0
     resume: bool = True  # a restarted output task first gets its outputs' latest snapshot of this job
+    output_mode: int = 0o700  # published outputs: dirs this mode, files the same less x
+    readers: tuple[str, ...] = ()  # users who may read the outputs (HDFS ACL entries); * for anyone
 
     def to_env(self) -> str:
         return protocol.encode_env(
@@ -40,6 +42,8 @@ class StagingPlan:
                 "upload_threads": self.upload_threads,
                 "save_every": self.save_every,
                 "resume": self.resume,
+                "output_mode": self.output_mode,
+                "readers": list(self.readers),
             }
         )
 
@@ -57,6 +61,8 @@ class StagingPlan:
             d["upload_threads"],
             d["save_every"],
             d.get("resume", True),  # a plan made before resume existed (a running job's AM)
+            d.get("output_mode", 0o700),
+            tuple(d.get("readers", ())),
         )
 
 
@@ -80,6 +86,8 @@ def staging_plan(job: JobSpec, role: str, index: int) -> StagingPlan:
         upload_threads=job.upload_threads,
         save_every=job.save_every,
         resume=job.resume,
+        output_mode=int(job.output_mode, 8),
+        readers=job.output_readers,
     )
 
 

@@ -314,19 +314,22 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
     return outcome
 
 
-def save_status(body: str, user: str, app_id: str, attempts: int = 4) -> None:
+def save_status(body: str, user: str, app_id: str, readers: tuple[str, ...] = (), attempts: int = 4) -> None:
     """Keep the final status document (serialized) on HDFS, where `tfyarn status` finds it after the job.
 
-    Written beside it and renamed into place, so a reader never sees it half written; tried again
-    on failure (a DataNode lost moments ago can still be handed to a writer; hdfs-native then fails).
+    In the job's dir, kept to its owner and ``readers``. Written beside it and renamed into place,
+    so a reader never sees it half written; tried again on failure (a DataNode lost moments ago can
+    still be handed to a writer; hdfs-native then fails).
     """
     from tfyarn.storage import locate, parse_uri
+    from tfyarn.storage.permissions import private_job_dir
     from tfyarn.storage.transfer import PART, replace_file
 
+    job_dir = locate(parse_uri(protocol.job_dir(user, app_id)))
     loc = locate(parse_uri(f"{protocol.job_dir(user, app_id)}/{protocol.STATUS_FILE}"))
     for attempt in range(attempts):
         try:
-            loc.fs.create_dir(os.path.dirname(loc.path), recursive=True)
+            private_job_dir(job_dir, readers)
             with loc.fs.open_output_stream(loc.path + PART, compression=None) as f:
                 f.write(body.encode())
             replace_file(loc.fs, loc.path + PART, loc.path)
@@ -362,7 +365,8 @@ def main() -> int:
         if renewer:
             renewer.start()
         if spec.tensorboard:
-            job.tensorboard = TensorBoard(app, web.host, taskenv.tensorboard_uri(app.id), "tensorboard-logs")
+            tb_uri = taskenv.tensorboard_uri(app.id)
+            job.tensorboard = TensorBoard(app, web.host, tb_uri, "tensorboard-logs", spec.output_readers)
             job.tensorboard.start()
         status, diagnostics = run(app, job, web)
     except Exception as e:  # the job must end FAILED, never hang or claim success
@@ -380,7 +384,7 @@ def main() -> int:
         # Kept in the AM's aggregated log, and on HDFS: `tfyarn status` reads them after the job ends.
         print(protocol.AM_STATUS_LINE + body, flush=True)
         try:
-            save_status(body, job.user, app.id)
+            save_status(body, job.user, app.id, job.spec.output_readers)
         except Exception as e:
             hint = ""
             if renewer is None and ("GSS" in str(e) or "expired" in str(e).lower()):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import posixpath
 import socket
 import subprocess
 import sys
@@ -29,9 +30,11 @@ READY_TIMEOUT_S = 120.0
 
 
 class TensorBoard(threading.Thread):
-    def __init__(self, app: skein.ApplicationClient, host: str, uri: str, local_dir: str):
+    def __init__(
+        self, app: skein.ApplicationClient, host: str, uri: str, local_dir: str, readers: tuple[str, ...] = ()
+    ):
         super().__init__(daemon=True, name="tfyarn-tensorboard")
-        self.app, self.host, self.uri, self.local_dir = app, host, uri, local_dir
+        self.app, self.host, self.uri, self.local_dir, self.readers = app, host, uri, local_dir, readers
         self.state = "starting"
         self.proc: subprocess.Popen[bytes] | None = None
         self.stopped = threading.Event()
@@ -50,6 +53,11 @@ class TensorBoard(threading.Thread):
             self._sync()
 
     def _start(self) -> None:
+        from tfyarn.storage import locate, parse_uri
+        from tfyarn.storage.permissions import private_job_dir
+
+        # Before any task mirrors its summaries: the job's dir is its owner's (and readers') alone.
+        private_job_dir(locate(parse_uri(posixpath.dirname(self.uri))), self.readers)
         os.makedirs(self.local_dir, exist_ok=True)
         with socket.socket() as s:
             s.bind((self.host, 0))

@@ -10,9 +10,13 @@ from __future__ import annotations
 import logging
 import os
 import time
+from typing import TYPE_CHECKING
 
 from tfyarn import protocol
 from tfyarn.taskenv import StagingPlan
+
+if TYPE_CHECKING:
+    from tfyarn.storage.permissions import Access
 
 # tfyarn.storage (pyarrow: ~0.15 s to import) loads only in a task that moves data: not on
 # the start-up path of the others.
@@ -55,7 +59,14 @@ def publish_outputs(plan: StagingPlan, workdir: str, run_id: str) -> float:
         if not os.path.exists(local):
             raise FileNotFoundError(f"output {out['src']!r} was not written by the command (looked in {local})")
         dest = locate(parse_uri(out["dest"]))
-        report = publish(locate(parse_uri(local)), dest, run_id, overwrite=plan.overwrite, threads=plan.upload_threads)
+        report = publish(
+            locate(parse_uri(local)),
+            dest,
+            run_id,
+            overwrite=plan.overwrite,
+            threads=plan.upload_threads,
+            access=_access(plan),
+        )
         _log(
             f"published {report.files} file(s), {report.bytes / 2**20:.1f} MiB from {out['src']} to {dest.uri} "
             f"in {report.seconds:.2f} s"
@@ -79,7 +90,14 @@ def publish_snapshot(plan: StagingPlan, workdir: str, run_id: str) -> list[str]:
         if not os.path.exists(local):
             continue
         dest = locate(parse_uri(protocol.snapshot_uri(out["dest"], name)))
-        publish(locate(parse_uri(local)), dest, name, threads=plan.upload_threads)
+        publish(locate(parse_uri(local)), dest, name, threads=plan.upload_threads, access=_access(plan))
         _log(f"snapshot of {out['src']} published to {dest.uri}")
         uris.append(str(dest.uri))
     return uris
+
+
+def _access(plan: StagingPlan) -> Access:
+    """Who may read what this task publishes: the job's --output-mode, and its ACL users on HDFS."""
+    from tfyarn.storage.permissions import Access
+
+    return Access(plan.output_mode, plan.readers)

@@ -42,6 +42,14 @@ class User:
                               env={**self.env, **extra})
 
 
+def hdfs(cluster: LocalCluster, user: User, *args: str) -> str:
+    """``hdfs dfs ARGS`` as ``user``: its stdout (it must succeed)."""
+    res = subprocess.run([str(cluster.layout.bin_dir / "hdfs"), "dfs", *args], env=user.env, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
 @pytest.fixture(scope="session")
 def kcluster() -> Iterator[LocalCluster]:
     root = Path(os.environ.get(ENV_DIR) or f"{default_cluster_dir()}-kerberos").expanduser().absolute()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.conftest import EXAMPLES, app_id_from, wait_for
-from tests.kerberos.conftest import User
+from tests.kerberos.conftest import User, hdfs
 from tfyarn.cluster import LocalCluster
 
 SLEEPER = ["--", "python", "-c", "import time; time.sleep(600)"]
@@ -154,6 +154,36 @@ def test_bob_is_denied_alices_job_until_she_grants_it(kcluster: LocalCluster, al
     finally:
         alice.tfyarn("kill", app)
         alice.tfyarn("kill", shared)
+
+
+def test_bob_reads_alices_outputs_only_when_she_grants_it(kcluster: LocalCluster, alice: User, bob: User,
+                                                        tmp_path: Path):
+    """Outputs and the job's dir are alice's alone (0700) by default; --view-acl bob adds an HDFS ACL entry."""
+    run = uuid.uuid4().hex[:8]
+    write = ["--", "python", "-c", "import os; os.makedirs('out/sub'); open('out/sub/w.txt', 'w').write('hi')"]
+    apps = {}
+    for name, grant in (("private", []), ("shared", ["--view-acl", "bob"])):
+        res = alice.tfyarn("submit", "--name", name, "--num-workers", "1", *grant,
+                           "--output", f"./out:hdfs:///tmp/{run}/{name}", *write)
+        assert res.returncode == 0, res.stderr
+        apps[name] = app_id_from(res.stdout + res.stderr)
+    for app in apps.values():
+        done = alice.tfyarn("wait", app, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+    listing = hdfs(kcluster, alice, "-ls", "-d", f"/tmp/{run}/private", f"/tmp/{run}/shared",
+                   f"/user/alice/.tfyarn/jobs/{apps['private']}", f"/user/alice/.tfyarn/jobs/{apps['shared']}")
+    modes = [line.split()[0] for line in listing.splitlines()]
+    assert modes == ["drwx------", "drwxr-x---+", "drwx------", "drwxr-x---+"], listing
+    acl = hdfs(kcluster, alice, "-getfacl", "-R", f"/tmp/{run}/shared")
+    assert "user:bob:r-x" in acl and "user:bob:r--" in acl, acl  # the dirs and the file below
+    denied = bob.tfyarn("fetch", f"hdfs:///tmp/{run}/private", str(tmp_path / "stolen"))
+    assert denied.returncode != 0 and "Permission denied" in denied.stderr, denied.stderr
+    assert not (tmp_path / "stolen").exists()
+    got = bob.tfyarn("fetch", f"hdfs:///tmp/{run}/shared", str(tmp_path / "shared"))
+    assert got.returncode == 0, got.stderr
+    assert (tmp_path / "shared" / "sub" / "w.txt").read_text() == "hi"
+    mine = alice.tfyarn("fetch", f"hdfs:///tmp/{run}/private", str(tmp_path / "mine"))
+    assert mine.returncode == 0 and (tmp_path / "mine" / "sub" / "w.txt").read_text() == "hi", mine.stderr
 
 
 @pytest.mark.parametrize("flags,text", [

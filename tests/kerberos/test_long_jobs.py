@@ -12,22 +12,14 @@ from __future__ import annotations
 import base64
 import calendar
 import json
-import subprocess
 import time
 from pathlib import Path
 
-from tests.kerberos.conftest import TOKEN_LIFETIME_S, LongJobs, User
+from tests.kerberos.conftest import TOKEN_LIFETIME_S, LongJobs, User, hdfs
 from tfyarn import protocol, tokens
 from tfyarn.cluster import LocalCluster
 
 WAIT_S = TOKEN_LIFETIME_S + 300
-
-
-def hdfs(cluster: LocalCluster, user: User, *args: str) -> str:
-    res = subprocess.run([str(cluster.layout.bin_dir / "hdfs"), "dfs", *args], env=user.env, capture_output=True,
-                         text=True, timeout=120)
-    assert res.returncode == 0, res.stderr
-    return res.stdout
 
 
 def nodes(cluster: LocalCluster) -> list:

@@ -160,7 +160,7 @@ def test_main_hands_every_event_to_the_hook_on_stdin_and_in_the_env_and_waits_fo
     monkeypatch.setenv(protocol.ENV_JOB, protocol.encode_env(g.spec.to_dict()))
     monkeypatch.setattr(master.skein.ApplicationClient, "from_current", staticmethod(lambda: g.app))
     monkeypatch.setattr(master, "page_server", FakeStatusServer)
-    monkeypatch.setattr(master, "save_status", lambda body, user, app_id: None)
+    monkeypatch.setattr(master, "save_status", lambda body, user, app_id, readers=(): None)
     am = Background(master.main, name="AM main")
     g.app.allocate("worker_0", NODES[0])
     g.register("worker:0")

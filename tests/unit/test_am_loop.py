@@ -484,7 +484,7 @@ def test_main_runs_the_job_from_its_spec_and_ends_the_application_with_its_outco
     monkeypatch.setenv(protocol.ENV_JOB, protocol.encode_env(g.spec.to_dict()))
     monkeypatch.setattr(master.skein.ApplicationClient, "from_current", staticmethod(lambda: g.app))
     monkeypatch.setattr(master, "page_server", FakeStatusServer)
-    monkeypatch.setattr(master, "save_status", lambda body, user, app_id: saved.append((user, app_id)))
+    monkeypatch.setattr(master, "save_status", lambda body, user, app_id, readers=(): saved.append((user, app_id)))
     am = Background(master.main, name="AM main")
     g.app.allocate("worker_0", NODES[0])
     g.register("worker:0")

@@ -213,7 +213,7 @@ def test_the_ams_outlets_carry_one_serialization(monkeypatch, capfd):
     monkeypatch.setattr(master.skein.ApplicationClient, "from_current", staticmethod(lambda: app))
     monkeypatch.setattr(master, "page_server", lambda: KeptOpen("127.0.0.1"))
     monkeypatch.setattr(master, "run", lambda *_: ("SUCCEEDED", "all 1 worker task(s) succeeded"))
-    monkeypatch.setattr(master, "save_status", lambda body, user, app_id: saved.append(body))
+    monkeypatch.setattr(master, "save_status", lambda body, user, app_id, readers=(): saved.append(body))
     assert master.main() == 0
     (web,) = servers
     try:

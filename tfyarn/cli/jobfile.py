@@ -35,6 +35,7 @@ FLAG_KEYS: dict[str, str] = {
     "inputs": "--input",
     "outputs": "--output",
     "overwrite": "--overwrite",
+    "output_mode": "--output-mode",
     "download_threads": "--download-threads",
     "upload_threads": "--upload-threads",
     "python_env": "--python-env",

@@ -167,6 +167,15 @@ def _role_options(f: Any) -> Any:
 )
 @click.option("--overwrite", is_flag=True, default=None, help="Outputs may replace an existing destination.")
 @click.option(
+    "--output-mode",
+    default=None,
+    metavar="MODE",
+    help="Permissions of the published outputs and snapshots: dirs MODE, files MODE without x; the default "
+    "keeps them to you, 750 lets "
+    "the destination's group read them. On HDFS each --view-acl and --modify-acl user also gets read "
+    "access (an ACL entry; they need to reach the destination's parent dir too). " + default_help("output_mode"),
+)
+@click.option(
     "--save-every",
     type=click.IntRange(min=0),
     default=None,
@@ -247,14 +256,15 @@ def _role_options(f: Any) -> Any:
     "view_acl",
     multiple=True,
     metavar="USER",
-    help="Another user who may view the job and its logs (repeatable; default: the owner only).",
+    help="Another user who may view the job and its logs, and read its HDFS outputs (repeatable; "
+    "default: the owner only).",
 )
 @click.option(
     "--modify-acl",
     "modify_acl",
     multiple=True,
     metavar="USER",
-    help="Another user who may kill the job (repeatable; default: the owner only).",
+    help="Another user who may kill the job, and read its HDFS outputs (repeatable; default: the owner only).",
 )
 @click.option(
     "--on-event",
@@ -366,7 +376,10 @@ def submit(
         for i in spec.inputs:
             click.echo(f"# input: {i.src} -> {i.local_dir} ({i.mode})")
         for o in spec.outputs:
-            click.echo(f"# output: {o.src} -> {o.dest} (published by {spec.output_task(o)})")
+            readers = f", read by {', '.join(spec.output_readers)}" if spec.output_readers else ""
+            click.echo(
+                f"# output: {o.src} -> {o.dest} (published by {spec.output_task(o)}, mode {spec.output_mode}{readers})"
+            )
         if plan_ctx.env_choice is not None:
             click.echo(f"# {plan_ctx.env_choice.line()}")
             if plan_ctx.env_choice.warning:

@@ -71,7 +71,7 @@ def _filesystem(scheme: str, authority: str) -> pafs.FileSystem:
 
 def forget_clients() -> None:
     """Drop every cached HDFS client: the next call connects anew, with the process's current
-    delegation tokens (appmaster.renewal swaps them in)."""
+    delegation tokens (tfyarn.renewal swaps them in)."""
     _filesystem.cache_clear()
     if "hdfs_native.fsspec" in sys.modules:  # fsspec keeps instances of its own
         from hdfs_native.fsspec import HdfsFileSystem, ViewfsFileSystem

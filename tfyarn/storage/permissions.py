@@ -1,4 +1,4 @@
-"""Private permissions for tfyarn's caches of shipped code and environments.
+"""Permissions: private caches of shipped code and environments, and the job's outputs as asked.
 
 pyarrow's FileSystem API has no chmod, so HDFS permissions go through
 hdfs-native's client: the one behind the fsspec handler when that is what
@@ -12,8 +12,11 @@ import os
 import posixpath
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+import pyarrow.fs as pafs
 
 from tfyarn import credentials
 from tfyarn.errors import StorageError
@@ -81,3 +84,59 @@ def private_cache(dest: Location) -> None:
     kind_dir = posixpath.dirname(dest.path)
     private_dir(dest, posixpath.dirname(kind_dir))
     private_dir(dest, kind_dir)
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who may read published outputs: the owner (``mode``, the dirs'; files get it less x), and
+    ``readers`` besides (an HDFS ACL entry each; ``*``: everyone, through the mode's other bits)."""
+
+    mode: int = DIR_MODE
+    readers: tuple[str, ...] = ()
+
+
+def share(loc: Location, access: Access, recursive: bool = True) -> None:
+    """Give the dir at ``loc`` (and, ``recursive``, all below it) ``access``.
+
+    Named readers need HDFS (a local tree takes the mode only). The mode goes
+    first: on a path with an ACL, a chmod resets the ACL's mask.
+    """
+    mode = access.mode | (0o005 if "*" in access.readers else 0)
+    named = [r for r in access.readers if r != "*"]
+    client = _client(loc)
+    tree = [(loc.path, True)]
+    if recursive:
+        found = loc.fs.get_file_info(pafs.FileSelector(loc.path, recursive=True))
+        tree += [(i.path, i.type == pafs.FileType.Directory) for i in found]
+    for path, is_dir in tree:
+        with _shared(path):
+            bits = mode if is_dir else mode & 0o666
+            if client is None:
+                os.chmod(path, bits)
+                continue
+            client.set_permission(path, bits)
+            if named:
+                from hdfs_native import AclEntry
+
+                entries = [AclEntry("user", "access", "r-x" if is_dir else "r--", name) for name in named]
+                client.modify_acl_entries(path, entries)
+
+
+def private_job_dir(loc: Location, readers: tuple[str, ...]) -> None:
+    """The job's dir (status, TensorBoard summaries) made and kept to its owner and ``readers``.
+
+    Only the dir itself: what lies below is reached through it, whatever its own mode.
+    """
+    with _named(loc.path):
+        loc.fs.create_dir(loc.path, recursive=True)
+    share(loc, Access(DIR_MODE, readers), recursive=False)
+
+
+@contextmanager
+def _shared(path: str) -> Iterator[None]:
+    try:
+        yield
+    except (OSError, RuntimeError) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        hint = " (the NameNode needs dfs.namenode.acls.enabled=true for ACL readers)" if "acl" in first.lower() else ""
+        raise StorageError(f"cannot set the permissions of {path}: {first}{hint}") from None

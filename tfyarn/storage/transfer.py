@@ -20,12 +20,15 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import pyarrow.fs as pafs
 
 from tfyarn.errors import StorageError
 from tfyarn.storage.fs import Location
+
+if TYPE_CHECKING:
+    from tfyarn.storage.permissions import Access
 
 CHUNK = 8 * 1024 * 1024
 # Every stream is opened with compression=None: pyarrow would otherwise (de)compress
@@ -288,8 +291,12 @@ def publish(
     overwrite: bool = False,
     threads: int = 10,
     progress: Progress | None = None,
+    access: Access | None = None,
 ) -> CopyReport:
     """Upload ``src`` to ``dest`` atomically: into a hidden sibling, then one rename.
+
+    ``access``, if given, is set on the whole upload before the rename: nobody
+    sees the tree at ``dest`` with other permissions, even for a moment.
 
     Without ``overwrite`` a destination that exists, at the start or when the
     upload is done, fails the publish and is left untouched. With it, the old
@@ -303,6 +310,10 @@ def publish(
     dest.fs.create_dir(posixpath.dirname(staging.path), recursive=True)
     try:
         report = copy_tree(src, staging, threads=threads, progress=progress)
+        if access is not None:
+            from tfyarn.storage.permissions import share
+
+            share(staging, access)
         if overwrite:
             _replace_dir(staging, dest, _sibling(dest, f".{name}._tfyarn_old_{run_id}_{uuid.uuid4().hex[:8]}"))
         else:
