@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 TFYARN := $(PY) -m tfyarn
 
-.PHONY: demo test test-kerberos unit integration lint bench up down venv browser krb5 clean
+.PHONY: demo test test-kerberos unit integration lint bench up down venv browser krb5 docker docker-down clean
 
 # Everything from nothing to a SUCCEEDED distributed training job on the local cluster:
 # TF2 ParameterServerStrategy, 1 chief + 2 workers + 1 ps (examples/tensorflow/ps_strategy).
@@ -18,7 +18,7 @@ demo: up
 test integration: NODES = 2
 # Then the Kerberos suite (tests/kerberos) on a Kerberized cluster of its own: same ports, so after the
 # plain cluster is stopped.
-test: lint up browser
+test: lint up browser docker
 	$(PY) -m pytest tests -ra
 	$(MAKE) test-kerberos
 
@@ -38,7 +38,7 @@ lint: $(VENV)/.installed
 unit: $(VENV)/.installed
 	$(PY) -m pytest tests/unit -ra
 
-integration: up browser
+integration: up browser docker
 	$(PY) -m pytest tests/integration -ra
 
 # Benchmarks (not tests): each prints its table and a JSON line; startup, ddp_overhead and
@@ -75,6 +75,28 @@ krb5:
 	  echo 'Installing Debian krb5-kdc, krb5-admin-server and krb5-user for the Kerberos tests...'; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
 	    krb5-kdc krb5-admin-server krb5-user >/dev/null; }
+
+# The Docker tests (tests/integration/test_docker.py) need a Docker engine: Debian's docker.io, and
+# busybox-static for their small image. dockerd is started here when none answers (vfs storage; no
+# iptables or bridge: tasks use the host network) and records its pid in $(DOCKERD_PID);
+# `make docker-down` stops a dockerd started so, and no other.
+DOCKERD_PID ?= $(HOME)/.tfyarn/dockerd.pid
+docker:
+	@command -v dockerd >/dev/null && test -x /bin/busybox || { \
+	  echo 'Installing Debian docker.io and busybox-static for the Docker tests...'; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	    docker.io busybox-static >/dev/null; }
+	@docker info >/dev/null 2>&1 || { \
+	  echo 'Starting dockerd (vfs storage, no iptables, no bridge)...'; mkdir -p $(dir $(DOCKERD_PID)); \
+	  $(SUDO) setsid dockerd --storage-driver=vfs --iptables=false --bridge=none --pidfile $(DOCKERD_PID) \
+	    >$(dir $(DOCKERD_PID))dockerd.log 2>&1 < /dev/null & \
+	  for i in $$(seq 60); do docker info >/dev/null 2>&1 && exit 0; sleep 1; done; \
+	  echo 'dockerd did not answer within 60 s; see $(dir $(DOCKERD_PID))dockerd.log' >&2; exit 1; }
+
+docker-down:
+	@if [ -f $(DOCKERD_PID) ]; then echo 'Stopping the dockerd that `make docker` started...'; \
+	  $(SUDO) kill $$(cat $(DOCKERD_PID)) 2>/dev/null || true; \
+	  for i in $$(seq 30); do [ -f $(DOCKERD_PID) ] || break; sleep 1; done; fi
 
 $(VENV)/.installed: setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -168,28 +168,28 @@ def check_tags(tags: Any) -> None:
             )
 
 
-def check_env(env: Any) -> None:
+def check_env(env: Any, key: str = "env") -> None:
     """Names a shell and the executor accept and tfyarn does not set itself; values any text.
 
     Values travel encoded inside the job spec and the executor sets them on the user process,
     so quotes, ``$`` and newlines are plain data; only NUL cannot be in an environment.
     """
     if not isinstance(env, dict):
-        raise SpecError(f"env: expected a mapping of NAME: value, got {show(env)}")
+        raise SpecError(f"{key}: expected a mapping of NAME: value, got {show(env)}")
     for k, v in env.items():
         if not isinstance(k, str) or not _ENV_NAME_RE.fullmatch(k):
             raise SpecError(
-                f"env: {show(k)} is not a valid environment variable name "
+                f"{key}: {show(k)} is not a valid environment variable name "
                 "(letters, digits and _, not starting with a digit)"
             )
         if k in _RESERVED_ENV or k.startswith(_RESERVED_ENV_PREFIXES):
             raise SpecError(
-                f"env: {k} is set by tfyarn, skein or YARN in every task; "
+                f"{key}: {k} is set by tfyarn, skein or YARN in every task; "
                 f"choose another name (none starting with {' or '.join(_RESERVED_ENV_PREFIXES)})"
             )
         if not isinstance(v, str):
-            raise SpecError(f"env.{k}: values must be strings, got {show(v)}; quote it")
-        check_text(v, f"env.{k}", multiline=True)
+            raise SpecError(f"{key}.{k}: values must be strings, got {show(v)}; quote it")
+        check_text(v, f"{key}.{k}", multiline=True)
 
 
 def check_files(files: Any) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import skein
 
-from tfyarn import envchoice, placement, protocol, scripts
+from tfyarn import docker, envchoice, placement, protocol, scripts
 from tfyarn.spec import JobSpec, RoleSpec
 
 if TYPE_CHECKING:
@@ -74,12 +74,15 @@ class PlanContext:
 
     # How python_env auto resolved (None: the spec named one), for the submit to say.
     env_choice: EnvChoice | None = None
+    # How tasks with a Docker image run (tfyarn.docker): executor | yarn; auto resolved from the config.
+    docker_runtime: str = "executor"
 
     @classmethod
     def for_spec(cls, spec: JobSpec, conf_dir: Path | None = None) -> PlanContext:
         """``conf_dir``: the target cluster's config, which ``python_env: auto`` looks at (None: unknown)."""
         from tfyarn import pyenv  # reads local files only when shipping is asked for
 
+        runtime = _docker_runtime(spec, conf_dir)
         choice = envchoice.choose(conf_dir) if spec.python_env == envchoice.AUTO else None
         python_env = choice.python_env if choice else spec.python_env
         code_dir = pyenv.shipped_code_dir(spec.code, python_env)  # shipped env: the cwd, unless home
@@ -95,15 +98,31 @@ class PlanContext:
                 shipped_env=env,
                 shipped_code=code,
                 env_choice=choice,
+                docker_runtime=runtime,
             )
-        return cls(python=sys.executable, code_archive=code_archive, shipped_code=code, env_choice=choice)
+        return cls(
+            python=sys.executable,
+            code_archive=code_archive,
+            shipped_code=code,
+            env_choice=choice,
+            docker_runtime=runtime,
+        )
 
 
-def _script(ctx: PlanContext, module: str, log_as: str = "") -> str:
+def _docker_runtime(spec: JobSpec, conf_dir: Path | None) -> str:
+    """The spec's docker_runtime, ``auto`` resolved from the cluster's yarn-site (when it is known)."""
+    if spec.docker_runtime != "auto" or not any(spec.image_for(r) for r in spec.roles):
+        return spec.docker_runtime if spec.docker_runtime != "auto" else "executor"
+    from tfyarn import hadoopconf
+
+    return docker.resolve_runtime("auto", hadoopconf.load(conf_dir).props if conf_dir else None)
+
+
+def _script(ctx: PlanContext, module: str, log_as: str = "", python: str = "") -> str:
     """The container's script; ``log_as``: write the log as <role>.log, where every reader looks for it
     (skein names it after the service, and a <role>@<host> service is still the role's)."""
     redirect = f'exec >>"${{LOG_DIRS%%,*}}/{log_as}.log" 2>&1\n' if log_as else ""
-    return f"{redirect}exec {shlex.quote(ctx.python)} -m {module}\n"
+    return f"{redirect}exec {shlex.quote(python or ctx.python)} -m {module}\n"
 
 
 def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
@@ -209,9 +228,15 @@ def _service(
     # The user's --env never goes here: YARN writes these into the container's launch script
     # unquoted. It travels inside the encoded job spec, and the executor sets it (protocol.ENV_USER_ENV).
     env = {"PYTHONUNBUFFERED": "1", **job_env}
+    image, python = spec.image_for(role.name), ""
+    if image:
+        env[protocol.ENV_DOCKER_RUNTIME] = ctx.docker_runtime
+        if ctx.docker_runtime == "yarn":  # the whole container runs in the image: its python, its tfyarn
+            env.update(docker.yarn_runtime_env(image, spec.docker_mounts))
+            python = "python"
     return skein.Service(
         resources=skein.Resources(memory=role.memory_mb, vcores=role.vcores, gpus=role.gpus),
-        script=_script(ctx, "appmaster.executor", log_as),
+        script=_script(ctx, "appmaster.executor", log_as, python),
         instances=instances,
         max_restarts=0,
         allow_failures=True,  # the tfyarn AM decides what a failed task means for the job

@@ -88,6 +88,9 @@ ENV_PREVIOUS_ADDRESS = "TFYARN_PREVIOUS_ADDRESS"  # a restarted task's old host:
 # The job's --env settings, encode_env()d: set by the executor on the user process, never written
 # into YARN's launch script (which quotes nothing: a value such as $(cmd) would run there).
 ENV_USER_ENV = "TFYARN_USER_ENV"
+# A task of a role with a Docker image: how it runs there (tfyarn.docker): "executor", the executor
+# runs the command with `docker run`; "yarn", YARN started this whole container in the image.
+ENV_DOCKER_RUNTIME = "TFYARN_DOCKER_RUNTIME"
 
 # --- set by the AM on its --on-event command (appmaster.am.events), with ENV_APP_ID ---
 ENV_EVENT = "TFYARN_EVENT"  # the event's JSON, also on the command's stdin (not ENV_EVENTS, the executor's file)

@@ -14,6 +14,7 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
 
 from tfyarn import frameworks
+from tfyarn.docker import check_docker, check_image
 from tfyarn.errors import SpecError
 from tfyarn.fields import (
     MAX_MEMORY_MB,
@@ -91,6 +92,7 @@ class RoleSpec:
     max_restarts: int = 3
     restart_backoff_s: int = 2
     permanent_exit_codes: tuple[int, ...] = ()
+    docker_image: str = ""  # this role's tasks run in this image; "": the job's docker_image (if any)
 
     def validate(self) -> None:
         where = _role_where(self.name)
@@ -110,6 +112,7 @@ class RoleSpec:
             )
         check_int(self.max_restarts, f"{where}.max_restarts", 0)
         check_int(self.restart_backoff_s, f"{where}.restart_backoff_s", 0)
+        check_image(self.docker_image, f"{where}.docker_image")
         for code in self.permanent_exit_codes:
             if isinstance(code, bool) or not isinstance(code, int) or not 0 < code < 256:
                 raise SpecError(f"{where}.permanent_exit_codes: {show(code)} is not an exit code (1-255)")
@@ -258,6 +261,15 @@ class JobSpec:
     on_event: str = ""  # a /bin/sh command the AM runs per job event, its JSON on stdin (appmaster.am.events)
     placement: str = "yarn"  # yarn (YARN's choice) | spread (a role's tasks on distinct nodes) | pack
     exclude_nodes: tuple[str, ...] = ()  # hosts (as the RM names them) no task of the job may run on
+    # Every task's command runs in this image (a role's docker_image wins); tfyarn.docker has the rest.
+    docker_image: str = ""
+    docker_runtime: str = "auto"  # auto | executor (`docker run` by the executor) | yarn (YARN's Docker runtime)
+    docker_mounts: tuple[str, ...] = ()  # SRC:DST[:ro], besides the task's own dir
+    docker_env: dict[str, str] = field(default_factory=dict)  # set inside the image only
+
+    def image_for(self, role: str) -> str:
+        """The image ``role``'s tasks run in; "" runs them on the node, as without Docker."""
+        return self.roles[role].docker_image or self.docker_image
 
     @property
     def output_readers(self) -> tuple[str, ...]:
@@ -310,6 +322,9 @@ class JobSpec:
             if not isinstance(getattr(self, key), bool):
                 raise SpecError(f"{key}: expected true or false, got {show(getattr(self, key))}")
         check_output_mode(self.output_mode)
+        check_docker(
+            self.docker_image, self.docker_runtime, check_tuple(self.docker_mounts, "docker_mounts"), self.docker_env
+        )
         for i, inp in enumerate(self.inputs):
             inp.validate(f"inputs[{i}]")
         for i, out in enumerate(self.outputs):
@@ -405,7 +420,7 @@ class JobSpec:
         values["command"] = str_list(values.get("command", ()), "command")
         values["tags"] = str_list(values.get("tags", ()), "tags")
         values["files"] = str_list(values.get("files", ()), "files")
-        for key in ("view_acls", "modify_acls", "exclude_nodes"):
+        for key in ("view_acls", "modify_acls", "exclude_nodes", "docker_mounts"):
             values[key] = str_list(values.get(key, ()), key)
         values["inputs"] = tuple(_sub(InputSpec, x, f"inputs[{i}]") for i, x in enumerate(list_of(values, "inputs")))
         values["outputs"] = tuple(
@@ -415,10 +430,11 @@ class JobSpec:
             values["output_mode"] = str(values["output_mode"])  # YAML's 750 (an int): the digits as written
         if "am_memory_mb" in values:
             values["am_memory_mb"] = parse_memory(values["am_memory_mb"], "am_memory_mb")
-        env = values.get("env", {}) or {}
-        if not isinstance(env, dict):
-            raise SpecError("env: expected a mapping of NAME: value")
-        values["env"] = dict(env)
+        for key in ("env", "docker_env"):
+            env = values.get(key, {}) or {}
+            if not isinstance(env, dict):
+                raise SpecError(f"{key}: expected a mapping of NAME: value")
+            values[key] = dict(env)
         if "name" not in values:
             raise SpecError("name: missing")
         return cls(**values).validate()

@@ -20,12 +20,13 @@ from typing import Any
 
 import skein
 
-from appmaster.executor import gpus, process
+from appmaster.executor import dockertask, gpus, process
 from appmaster.executor.monitor import Monitor, Timeline
 from appmaster.executor.restore import restore_outputs
 from appmaster.executor.staging import publish_outputs, publish_snapshot, stage_inputs
 from appmaster.executor.threads import thread_env
 from tfyarn import frameworks, logfmt, nodegpus, protocol, renewal, taskenv, wire
+from tfyarn.spec import JobSpec
 from tfyarn.taskenv import StagingPlan
 
 log = logging.getLogger(logfmt.EXECUTOR_LOGGER)
@@ -227,8 +228,19 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
         threading.Thread(target=snapshots, args=(app, staging, workdir, role, index), daemon=True).start()
     monitor = Monitor(app, role, index, timeline, events_file, devices, tb_dir, tb_uri)
     monitor.start()
+    env = task_env(base, extra)
+    in_docker = os.environ.get(protocol.ENV_DOCKER_RUNTIME) == "executor"
+    if in_docker:
+        try:
+            command, env, box = _docker(role, command, env, {*extra, *user_env(dict(os.environ))}, devices, workdir)
+        except dockertask.DockerMissing as e:
+            log.error(str(e))
+            return report_exit(app, role, index, process.Outcome(protocol.EXIT_COMMAND_NOT_FOUND, f"tfyarn: {e}"))
     timeline.stamp("process_started")
-    outcome = process.run(command, task_env(base, extra), stop)
+    outcome = process.run(command, env, stop)
+    if in_docker:
+        dockertask.remove(box)
+        outcome = _explained(outcome, role)
     sock.close()
     monitor.finish()
     if outcome.stop_signal:
@@ -244,6 +256,30 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
             log.error(msg)
             outcome = process.Outcome(protocol.EXIT_OUTPUT_FAILED, msg)
     return report_exit(app, role, index, outcome)
+
+
+def _docker(
+    role: str, command: list[str], env: dict[str, str], computed: set[str], devices: list[int], workdir: str
+) -> tuple[list[str], dict[str, str], str]:
+    """The command in `docker run` of the role's image (the executor runtime), guarded against leftovers."""
+    spec = JobSpec.from_dict(protocol.decode_env(os.environ[protocol.ENV_JOB]))
+    argv, docker_env, box = dockertask.prepare(spec, role, command, env, computed, devices, workdir, container_id())
+    dockertask.guard(box)
+    log.info(
+        f"{protocol.task_name(role, int(os.environ[protocol.ENV_TASK_INDEX]))} runs in Docker image "
+        f"{spec.image_for(role)} as container {box}"
+    )
+    return argv, docker_env, box
+
+
+def _explained(outcome: process.Outcome, role: str) -> process.Outcome:
+    """Docker's own exit codes (125-127) get a line saying so, first in the stderr tail."""
+    spec = JobSpec.from_dict(protocol.decode_env(os.environ[protocol.ENV_JOB]))
+    why = "" if outcome.stop_signal else dockertask.explain(outcome.exit_code, spec.image_for(role))
+    if not why:
+        return outcome
+    log.error(why)
+    return process.Outcome(outcome.exit_code, f"tfyarn: {why}\n{outcome.stderr_tail}", outcome.stop_signal)
 
 
 if __name__ == "__main__":

@@ -50,6 +50,10 @@ FLAG_KEYS: dict[str, str] = {
     "on_event": "--on-event",
     "placement": "--placement",
     "exclude_nodes": "--exclude-node",
+    "docker_image": "--docker-image",
+    "docker_runtime": "--docker-runtime",
+    "docker_mounts": "--docker-mount",
+    "docker_env": "--docker-env",
     "roles.worker.instances": "--num-workers",
     "roles.ps.instances": "--num-ps",
     "roles.chief.instances": "--chief",
@@ -67,6 +71,7 @@ FLAG_KEYS: dict[str, str] = {
             ("max_restarts", "max-restarts"),
             ("restart_backoff_s", "restart-backoff"),
             ("permanent_exit_codes", "permanent-exit-codes"),
+            ("docker_image", "docker-image"),
         )
     },
 }
@@ -80,10 +85,11 @@ _PARAM_KEYS.update(
         "view_acl": "view_acls",
         "modify_acl": "modify_acls",
         "exclude_node": "exclude_nodes",
+        "docker_mount": "docker_mounts",
     }
 )
 # list keys whose flags add to what the YAML file already has
-_APPENDED = ("file", "tag", "input", "output", "view_acl", "modify_acl", "exclude_node")
+_APPENDED = ("file", "tag", "input", "output", "view_acl", "modify_acl", "exclude_node", "docker_mount")
 
 
 def set_path(doc: dict[str, Any], dotted: str, value: Any) -> None:
@@ -215,7 +221,7 @@ def build_spec(
     for param, value in given.items():
         key = _PARAM_KEYS[param]
         flag = FLAG_KEYS.get(key, f"--{param.replace('_', '-')}")
-        if param in ("env",):
+        if param in ("env", "docker_env"):
             value = {**_from_file(doc, key, dict, flag), **dict(value)}
         elif param in _APPENDED:
             if param == "input":

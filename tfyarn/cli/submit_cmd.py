@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from tfyarn import docker
 from tfyarn.cli.jobfile import build_spec, reworded
 from tfyarn.cli.params import EXIT_CODES, KEY_VALUE, MEMORY, default_help
 from tfyarn.errors import SpecError
@@ -25,6 +26,12 @@ from tfyarn.spec import INPUT_MODES, PLACEMENTS, RESTART_POLICIES, TENSORBOARD_A
 
 def _role_options(f: Any) -> Any:
     for role in reversed(ROLES):
+        f = click.option(
+            f"--{role}-docker-image",
+            default=None,
+            metavar="IMAGE",
+            help=f"Docker image for {role} tasks, instead of --docker-image.",
+        )(f)
         f = click.option(
             f"--{role}-permanent-exit-codes",
             type=EXIT_CODES,
@@ -134,6 +141,37 @@ def _role_options(f: Any) -> Any:
     "containers, so it does not go with --placement spread|pack or --exclude-node.",
 )
 @click.option("--env", "env", type=KEY_VALUE, multiple=True, help="NAME=VALUE for every task (repeatable).")
+@click.option(
+    "--docker-image",
+    default=None,
+    metavar="IMAGE",
+    help="Run every task's command in this Docker image (a --ROLE-docker-image wins for its role). "
+    "The task's dir is mounted at the same path, with YARN's memory and vcores as limits and the "
+    "task's GPUs; TF_CONFIG, torchrun's variables and --env reach it.",
+)
+@click.option(
+    "--docker-runtime",
+    type=click.Choice(docker.RUNTIMES),
+    default=None,
+    help="executor: the executor runs `docker run` on the node (needs Docker on the nodes); yarn: "
+    "YARN's Docker runtime starts the whole container in the image (LinuxContainerExecutor; the image "
+    "needs Python and tfyarn); auto: yarn when the cluster's config allows it, else executor. "
+    + default_help("docker_runtime"),
+)
+@click.option(
+    "--docker-mount",
+    "docker_mount",
+    multiple=True,
+    metavar="SRC:DST[:ro]",
+    help="Also mount the node's SRC at DST in the image (repeatable).",
+)
+@click.option(
+    "--docker-env",
+    "docker_env",
+    type=KEY_VALUE,
+    multiple=True,
+    help="NAME=VALUE set inside the Docker image only (repeatable).",
+)
 @click.option(
     "--file",
     "file",
@@ -369,9 +407,11 @@ def submit(
         click.echo(f"# tfyarn job {spec.name!r} ({spec.framework}): {spec.num_tasks} task(s)")
         for role in spec.roles.values():
             if role.instances:
+                image = spec.image_for(role.name)
+                where = f" in image {image} ({plan_ctx.docker_runtime} runtime)" if image else ""
                 click.echo(
                     f"# {role.name}: {role.instances} x ({role.memory_mb} MiB, {role.vcores} vcore(s), "
-                    f"{role.gpus} GPU(s)) runs: {shlex.join(spec.command_for(role.name))}"
+                    f"{role.gpus} GPU(s)){where} runs: {shlex.join(spec.command_for(role.name))}"
                 )
         for i in spec.inputs:
             click.echo(f"# input: {i.src} -> {i.local_dir} ({i.mode})")

@@ -1,0 +1,132 @@
+"""Docker tasks (the executor runtime) on the real cluster and a real Docker engine.
+
+The image is a busybox one, imported from Debian's static busybox (no
+registry is reachable; `make docker` installs the engine and busybox-static
+and starts dockerd when none answers). It has no Python and no tfyarn: the
+executor stays on the node, only the command runs in the image. It is
+built once per machine, tagged by the content of busybox.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import tarfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import app_id_from, hadoop, status_json, tfyarn, wait_for
+from tests.integration.procs import container_pids, job_processes, wait_none_left
+
+BUSYBOX = Path("/bin/busybox")
+APPLETS = ("sh", "cat", "cp", "mkdir", "sleep", "id", "test", "[", "echo", "ls", "head")
+
+
+def docker(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def image(tmp_path_factory: pytest.TempPathFactory) -> str:
+    info = docker("info")
+    assert info.returncode == 0, f"no Docker engine answers (`make docker` installs and starts one): {info.stderr}"
+    assert BUSYBOX.is_file(), "no /bin/busybox (`make docker` installs Debian's busybox-static)"
+    tag = f"tfyarn-smoke:{hashlib.sha256(BUSYBOX.read_bytes()).hexdigest()[:12]}"
+    if docker("image", "inspect", tag).returncode != 0:
+        rootfs = tmp_path_factory.mktemp("rootfs")
+        tar = rootfs / "rootfs.tar"
+        with tarfile.open(tar, "w") as t:
+            t.add(BUSYBOX, "bin/busybox")
+            for name in APPLETS:
+                link = tarfile.TarInfo(f"bin/{name}")
+                link.type, link.linkname = tarfile.SYMTYPE, "busybox"
+                t.addfile(link)
+            tmp = tarfile.TarInfo("tmp")
+            tmp.type, tmp.mode = tarfile.DIRTYPE, 0o1777
+            t.addfile(tmp)
+        with open(tar, "rb") as f:
+            made = subprocess.run(["docker", "import", "-", tag], stdin=f, capture_output=True, text=True,
+                                  timeout=120)
+        assert made.returncode == 0, made.stderr
+    return tag
+
+
+def boxes(app: str) -> list[str]:
+    """The job's Docker containers, running or not (named after their YARN containers)."""
+    res = docker("ps", "-a", "--format", "{{.Names}}")
+    assert res.returncode == 0, res.stderr
+    return [n for n in res.stdout.split() if app.removeprefix("application_") in n]
+
+
+def test_a_docker_task_stages_its_input_runs_in_the_image_under_yarns_memory_and_publishes(
+        cluster, yarn_apps, image, tmp_path):
+    run = uuid.uuid4().hex[:8]
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.txt").write_text(f"staged {run}\n")
+    put = hadoop(cluster, "hdfs", "dfs", "-put", str(tmp_path / "data"), f"/tmp/docker-{run}")
+    assert put.returncode == 0, put.stderr
+    script = ('mkdir -p out && cp "$TFYARN_INPUT/x.txt" out/ && { cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes; } > out/mem && '
+              '{ [ -e /etc/os-release ] && echo node || echo image; } > out/where && id -u > out/uid && '
+              'echo "$TFYARN_ROLE" > out/role')
+    res = tfyarn("submit", "--wait", "--worker-memory", "512m", "--docker-image", image,
+                 "--input", f"hdfs:///tmp/docker-{run}", "--output", f"./out:hdfs:///tmp/docker-{run}-out",
+                 "--", "sh", "-c", script)
+    app = app_id_from(res.stdout + res.stderr)
+    yarn_apps.append(app)
+    assert res.returncode == 0 and "SUCCEEDED" in res.stdout, res.stdout + res.stderr
+    got = tfyarn("fetch", f"hdfs:///tmp/docker-{run}-out", str(tmp_path / "out"))
+    assert got.returncode == 0, got.stderr
+    out = tmp_path / "out"
+    assert (out / "x.txt").read_text() == f"staged {run}\n"  # staged on the node, read in the image
+    assert (out / "where").read_text().strip() == "image"
+    assert int((out / "mem").read_text()) == 512 * 2**20  # the YARN container's memory, as the limit
+    assert (out / "uid").read_text().strip() == str(os.getuid())  # the YARN container's user
+    assert (out / "role").read_text().strip() == "worker"
+    assert boxes(app) == []
+
+
+def test_a_command_the_image_lacks_fails_the_job_saying_so(cluster, yarn_apps, image):
+    res = tfyarn("submit", "--wait", "--worker-memory", "512m", "--docker-image", image,
+                 "--", "python", "-c", "print(1)")
+    app = app_id_from(res.stdout + res.stderr)
+    yarn_apps.append(app)
+    assert res.returncode != 0 and "FAILED" in res.stdout, res.stdout + res.stderr
+    assert f"the command could not be run in image {image!r}" in res.stdout + res.stderr, res.stdout + res.stderr
+    assert boxes(app) == []
+
+
+def _running_box(app: str) -> str:
+    return wait_for("the task's Docker container", lambda: (b := boxes(app)) and b[0], timeout_s=120)
+
+
+def test_kill_leaves_no_docker_container_and_no_process(cluster, yarn_apps, image):
+    res = tfyarn("submit", "--worker-memory", "512m", "--docker-image", image, "--", "sleep", "600")
+    app = app_id_from(res.stdout + res.stderr)
+    yarn_apps.append(app)
+    assert res.returncode == 0, res.stderr
+    box = _running_box(app)
+    inspect = json.loads(docker("inspect", box).stdout)[0]
+    assert inspect["State"]["Running"] and inspect["HostConfig"]["NetworkMode"] == "host"
+    assert inspect["HostConfig"]["Memory"] == 512 * 2**20 and inspect["HostConfig"]["NanoCpus"] == 10**9
+    assert tfyarn("kill", app).returncode == 0
+    wait_for("no Docker container of the job", lambda: boxes(app) == [], timeout_s=60)
+    assert wait_none_left(app) == []
+
+
+def test_a_sigkilled_executor_leaves_no_docker_container_and_no_process(cluster, yarn_apps, image):
+    res = tfyarn("submit", "--worker-memory", "512m", "--docker-image", image, "--", "sleep", "600")
+    app = app_id_from(res.stdout + res.stderr)
+    yarn_apps.append(app)
+    assert res.returncode == 0, res.stderr
+    _running_box(app)
+    cid = next(t for t in status_json(app)["tasks"] if t["name"] == "worker:0")["yarn_container_id"]
+    (executor,) = container_pids(cid, "appmaster.executor")
+    os.kill(executor, 9)
+    wait_for("no Docker container of the job", lambda: boxes(app) == [], timeout_s=60)
+    end = wait_for("the job's end", lambda: (s := status_json(app)["state"]) in ("FAILED", "KILLED") and s,
+                   timeout_s=120)
+    assert end == "FAILED"
+    assert wait_none_left(app) == [], job_processes(app)
