@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlparse
 
-from tfyarn import credentials, hadoop_env, hadoopconf, protocol
+from tfyarn import credentials, docker, hadoop_env, hadoopconf, protocol
 from tfyarn.admission import SchedulerLimits, Unreadable, check_queue, parse_conf, parse_queues
 from tfyarn.envchoice import EnvChoice
 from tfyarn.errors import SpecError
@@ -423,12 +423,13 @@ def check_python_env(probe: Probe, found: Found) -> Verdict:
 
 
 def check_docker(probe: Probe, found: Found) -> Verdict:
-    """10. Whether the NodeManagers allow the Docker runtime (as far as this client config says)."""
+    """10. Which Docker runtime --docker-image gets here (tfyarn.docker): YARN's, if the config allows it."""
     assert found.yarn is not None
-    runtimes = [r.strip() for r in found.yarn.get(RUNTIMES_KEY).split(",") if r.strip()]
-    if "docker" in (r.lower() for r in runtimes):
-        return _ok(f"{RUNTIMES_KEY}: {', '.join(runtimes)}")
-    return _skip(f"not configured (only needed for --docker-image): {RUNTIMES_KEY} has no docker")
+    runtimes = ", ".join(r.strip() for r in found.yarn.get(RUNTIMES_KEY).split(",") if r.strip()) or "unset"
+    if docker.yarn_runtime_allowed(found.yarn.props):
+        return _ok(f"--docker-image runs with YARN's Docker runtime ({RUNTIMES_KEY}: {runtimes})")
+    why = f"YARN's needs the LinuxContainerExecutor and docker in {RUNTIMES_KEY} ({runtimes})"
+    return _skip(f"--docker-image runs with the executor runtime (`docker run`: Docker on each node); {why}")
 
 
 Check = Callable[[Probe, Found], Verdict]

@@ -112,7 +112,8 @@ def test_doctor_on_the_healthy_cluster_passes_and_leaves_nothing_on_hdfs(cluster
     # python_env auto, looked up through each NodeManager's /proc/<pid>/root (node 2 has a /tmp of its own)
     assert results["python-env"]["detail"].startswith("python_env auto: local (every node of the local cluster sees ")
     assert results["gpus"]["outcome"] in ("OK", "WARN") and "yarn.io/gpu" in results["gpus"]["detail"]
-    assert results["docker"]["outcome"] == "SKIP"
+    assert results["docker"]["outcome"] == "SKIP"  # the local cluster runs no LinuxContainerExecutor
+    assert results["docker"]["detail"].startswith("--docker-image runs with the executor runtime"), results["docker"]
     user = env.get(protocol.ENV_HADOOP_USER_NAME) or getpass.getuser()
     assert f"/user/{user}/.tfyarn/doctor-" in results["hdfs-home"]["detail"]
     left = hadoop(cluster, "hdfs", "dfs", "-ls", f"/user/{user}/.tfyarn")

@@ -620,10 +620,15 @@ def test_python_env_that_cannot_be_shipped_warns_with_the_ways_out(site):
 def test_docker_runtime(site):
     key = "yarn.nodemanager.runtime.linux.allowed-runtimes"
     got = check(World(), site)["docker"]
-    assert (got.outcome, got.detail.split(":")[0]) == (Outcome.SKIP, "not configured (only needed for --docker-image)")
-    write_conf(site["conf"], yarn={key: "default,docker"})
+    assert got.outcome == Outcome.SKIP and got.detail.startswith("--docker-image runs with the executor runtime")
+    write_conf(site["conf"], yarn={key: "default,docker"})  # allowed, but not with the default executor
     got = check(World(), site)["docker"]
-    assert (got.outcome, got.detail) == (Outcome.OK, f"{key}: default, docker")
+    assert got.outcome == Outcome.SKIP and got.detail.endswith(f"docker in {key} (default, docker)")
+    lce = "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor"
+    write_conf(site["conf"], yarn={key: "default,docker", "yarn.nodemanager.container-executor.class": lce})
+    got = check(World(), site)["docker"]
+    assert (got.outcome, got.detail) == (Outcome.OK, f"--docker-image runs with YARN's Docker runtime ({key}: "
+                                                     "default, docker)")
 
 
 # --- the command ----------------------------------------------------------------------------
