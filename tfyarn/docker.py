@@ -28,6 +28,8 @@ _IMAGE_RE = re.compile(
     r"(?:@sha256:[0-9a-f]{64})?"
 )
 _MOUNT_MODES = ("ro", "rw")
+CODE_IN_IMAGE = "/opt/tfyarn-node"
+STDIO_IN_IMAGE = f"{CODE_IN_IMAGE}/appmaster/executor/stdio"  # line-buffered stdio: appmaster.executor.stdio
 # Set inside the image by tfyarn (or Docker): a job's docker_env may not.
 _OWN_ENV = frozenset({"HOME", "PATH", "HOSTNAME", "CUDA_VISIBLE_DEVICES"})
 # The task's variables that the user's command gets inside the image, besides those tfyarn computed
@@ -88,6 +90,10 @@ class DockerTask:
     user: str = ""  # uid:gid; "" runs as the image's user
     mounts: tuple[str, ...] = ()
     env: Mapping[str, str] | None = None  # docker_env: set inside the image only
+    # Where the node's tfyarn and appmaster packages are (their parent dir): mounted read-only at
+    # CODE_IN_IMAGE, so an image needs no tfyarn (tf_server, the stdio hook, tfyarn.report). "": none.
+    code_root: str = ""
+    pythonpath: str = ""  # the job's own PYTHONPATH (its --env), after tfyarn's in the image
 
 
 def container_name(yarn_container_id: str) -> str:
@@ -116,11 +122,15 @@ def run_argv(task: DockerTask, command: Sequence[str], names: Sequence[str], doc
         argv += ["--user", task.user]
     for m in task.mounts:
         argv += ["-v", m]
+    if task.code_root:
+        for package in ("tfyarn", "appmaster"):
+            argv += ["-v", f"{task.code_root}/{package}:{CODE_IN_IMAGE}/{package}:ro"]
+        argv += ["-e", "PYTHONPATH"]  # its value in run_env: the image's paths, not the node's
     if task.gpus:
         argv += ["--gpus", f'"device={",".join(map(str, task.gpus))}"']
         argv += ["-e", "CUDA_VISIBLE_DEVICES=" + ",".join(str(i) for i in range(len(task.gpus)))]
     for n in names:
-        if n != "CUDA_VISIBLE_DEVICES":
+        if n not in ("CUDA_VISIBLE_DEVICES", "PYTHONPATH"):
             argv += ["-e", n]
     for k in sorted(task.env or {}):
         argv += ["-e", k]
@@ -129,7 +139,10 @@ def run_argv(task: DockerTask, command: Sequence[str], names: Sequence[str], doc
 
 def run_env(task: DockerTask, env: Mapping[str, str]) -> dict[str, str]:
     """The docker CLI's environment: the task's, and the job's docker_env (whose values ``-e NAME`` reads)."""
-    return {**env, **(task.env or {})}
+    out = {**env, **(task.env or {})}
+    if task.code_root:
+        out["PYTHONPATH"] = ":".join(p for p in (STDIO_IN_IMAGE, CODE_IN_IMAGE, task.pythonpath) if p)
+    return out
 
 
 _LCE = "org.apache.hadoop.yarn.server.nodemanager.LinuxContainerExecutor"

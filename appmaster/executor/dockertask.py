@@ -69,9 +69,20 @@ def prepare(
         user=docker.current_user(),
         mounts=spec.docker_mounts,
         env=spec.docker_env,
+        code_root=code_root(),
+        pythonpath=spec.env.get("PYTHONPATH", ""),
     )
     argv = docker.run_argv(task, command, docker.passed_names(env, computed), docker=binary)
     return argv, docker.run_env(task, env), task.name
+
+
+def code_root() -> str:
+    """The dir holding this executor's tfyarn and appmaster packages (an install's site dir, or a checkout)."""
+    import appmaster
+    import tfyarn
+
+    roots = {os.path.dirname(os.path.dirname(os.path.abspath(m.__file__ or ""))) for m in (tfyarn, appmaster)}
+    return roots.pop() if len(roots) == 1 else ""
 
 
 def guard(name: str) -> None:

@@ -22,6 +22,7 @@ from tests.integration.conftest import app_id_from, hadoop, status_json, tfyarn,
 from tests.integration.procs import container_pids, job_processes, wait_none_left
 
 BUSYBOX = Path("/bin/busybox")
+ROOT = Path(__file__).resolve().parents[2]
 APPLETS = ("sh", "cat", "cp", "mkdir", "sleep", "id", "test", "[", "echo", "ls", "head")
 
 
@@ -52,6 +53,15 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> str:
                                   timeout=120)
         assert made.returncode == 0, made.stderr
     return tag
+
+
+@pytest.fixture(scope="module")
+def base_image() -> str:
+    """docker/build-base.sh: Debian bookworm's Python and nothing else (built once per machine)."""
+    res = subprocess.run(["bash", str(ROOT / "docker" / "build-base.sh")], capture_output=True, text=True,
+                         timeout=900)
+    assert res.returncode == 0, res.stderr
+    return res.stdout.split()[-1]
 
 
 def boxes(app: str) -> list[str]:
@@ -130,3 +140,28 @@ def test_a_sigkilled_executor_leaves_no_docker_container_and_no_process(cluster,
                    timeout_s=120)
     assert end == "FAILED"
     assert wait_none_left(app) == [], job_processes(app)
+
+
+def test_a_python_command_runs_on_the_images_python_with_tfyarns_code_from_the_node(
+        cluster, yarn_apps, base_image, tmp_path):
+    """The image holds no tfyarn: the executor mounts the node's, so tf_server, tfyarn.report and the
+    line-buffered stdio hook work there."""
+    run = uuid.uuid4().hex[:8]
+    script = ("import json, os, sys\n"
+              "import tfyarn.protocol, appmaster.executor.tf_server\n"
+              "os.makedirs('out')\n"
+              "json.dump({'python': sys.executable, 'version': sys.version.split()[0],\n"
+              "           'line_buffered': sys.stdout.line_buffering, 'tfyarn': tfyarn.protocol.__file__,\n"
+              "           'mine': os.environ.get('MINE')}, open('out/info.json', 'w'))\n")
+    res = tfyarn("submit", "--wait", "--worker-memory", "512m", "--docker-image", base_image, "--env", "MINE=1",
+                 "--output", f"./out:hdfs:///tmp/docker-{run}-py", "--", "python", "-c", script)
+    app = app_id_from(res.stdout + res.stderr)
+    yarn_apps.append(app)
+    assert res.returncode == 0 and "SUCCEEDED" in res.stdout, res.stdout + res.stderr
+    got = tfyarn("fetch", f"hdfs:///tmp/docker-{run}-py", str(tmp_path / "out"))
+    assert got.returncode == 0, got.stderr
+    info = json.loads((tmp_path / "out" / "info.json").read_text())
+    assert info["python"] == "/usr/bin/python" and info["version"].startswith("3.11."), info  # Debian's, the image's
+    assert info["tfyarn"].startswith("/opt/tfyarn-node/tfyarn/"), info
+    assert info["line_buffered"] is True and info["mine"] == "1", info
+    assert boxes(app) == []

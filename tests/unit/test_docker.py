@@ -86,6 +86,16 @@ def test_run_argv_limits_mounts_and_passes_values_by_name_only():
     assert docker.run_env(task, {"TF_CONFIG": "{}"}) == {"TF_CONFIG": "{}", "SECRET": "s3"}
 
 
+def test_tfyarns_own_code_is_mounted_read_only_and_first_on_the_images_path():
+    task = DockerTask(image="py", name="n", workdir="/w", memory_mb=512, vcores=1, code_root="/site",
+                      pythonpath="/w/lib")
+    text = " ".join(run_argv(task, ["python", "x.py"], ["PYTHONPATH", "TF_CONFIG"]))
+    assert "-v /site/tfyarn:/opt/tfyarn-node/tfyarn:ro -v /site/appmaster:/opt/tfyarn-node/appmaster:ro" in text
+    assert text.count("-e PYTHONPATH") == 1
+    env = docker.run_env(task, {"PYTHONPATH": "/node/venv/stdio", "TF_CONFIG": "{}"})
+    assert env["PYTHONPATH"] == "/opt/tfyarn-node/appmaster/executor/stdio:/opt/tfyarn-node:/w/lib"
+
+
 def test_the_nodes_paths_stay_out_of_the_image():
     env = {"PATH": "/usr/bin", "PYTHONPATH": "/venv/stdio", "JAVA_HOME": "/jdk", "TFYARN_ROLE": "worker",
            "HADOOP_TOKEN_FILE_LOCATION": "/nm/c2/container_tokens", "TF_CONFIG": "{}", "MINE": "1"}
