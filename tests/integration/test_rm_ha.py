@@ -115,9 +115,14 @@ def test_submit_wait_status_and_list_go_on_after_the_active_rm_is_killed(ha: HaY
         other = next(r for r in RM_HOSTS if r != first)
         wait_for(f"{other} active with the NodeManager", lambda: active() == other and nm_running(other),
                  timeout_s=120)
-        status = run(ha, "status", "--json", app)
-        assert status.returncode == 0, status.stdout + status.stderr
-        assert json.loads(status.stdout)["state"] == "RUNNING", status.stdout
+        # The new active RM answers at once; it shows the recovered attempt ACCEPTED ("Attempt recovered
+        # after RM restart") until the AM's next heartbeat reaches it, then RUNNING again.
+        def state() -> str:
+            status = run(ha, "status", "--json", app)
+            assert status.returncode == 0, status.stdout + status.stderr
+            return json.loads(status.stdout)["state"]
+
+        wait_for("the job RUNNING under the new active RM", lambda: state() == "RUNNING", timeout_s=60, every_s=1)
         listed = run(ha, "list", "--json")
         assert listed.returncode == 0, listed.stdout + listed.stderr
         assert app in {a["app_id"] for a in json.loads(listed.stdout)}, listed.stdout
