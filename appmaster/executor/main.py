@@ -9,6 +9,7 @@ with the command's code.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import queue
@@ -258,11 +259,17 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
     return report_exit(app, role, index, outcome)
 
 
+@functools.cache
+def _job() -> JobSpec:
+    """The job's spec, decoded once (only a Docker task needs it whole)."""
+    return JobSpec.from_dict(protocol.decode_env(os.environ[protocol.ENV_JOB]))
+
+
 def _docker(
     role: str, command: list[str], env: dict[str, str], computed: set[str], devices: list[int], workdir: str
 ) -> tuple[list[str], dict[str, str], str]:
     """The command in `docker run` of the role's image (the executor runtime), guarded against leftovers."""
-    spec = JobSpec.from_dict(protocol.decode_env(os.environ[protocol.ENV_JOB]))
+    spec = _job()
     argv, docker_env, box = dockertask.prepare(spec, role, command, env, computed, devices, workdir, container_id())
     dockertask.guard(box)
     log.info(
@@ -274,8 +281,7 @@ def _docker(
 
 def _explained(outcome: process.Outcome, role: str) -> process.Outcome:
     """Docker's own exit codes (125-127) get a line saying so, first in the stderr tail."""
-    spec = JobSpec.from_dict(protocol.decode_env(os.environ[protocol.ENV_JOB]))
-    why = "" if outcome.stop_signal else dockertask.explain(outcome.exit_code, spec.image_for(role))
+    why = "" if outcome.stop_signal else dockertask.explain(outcome.exit_code, _job().image_for(role))
     if not why:
         return outcome
     log.error(why)

@@ -108,6 +108,10 @@ def share(loc: Location, access: Access, recursive: bool = True) -> None:
     if recursive:
         found = loc.fs.get_file_info(pafs.FileSelector(loc.path, recursive=True))
         tree += [(i.path, i.type == pafs.FileType.Directory) for i in found]
+    if named and client is not None:
+        from hdfs_native import AclEntry
+
+        acl = {d: [AclEntry("user", "access", "r-x" if d else "r--", name) for name in named] for d in (True, False)}
     for path, is_dir in tree:
         with _shared(path):
             bits = mode if is_dir else mode & 0o666
@@ -116,10 +120,7 @@ def share(loc: Location, access: Access, recursive: bool = True) -> None:
                 continue
             client.set_permission(path, bits)
             if named:
-                from hdfs_native import AclEntry
-
-                entries = [AclEntry("user", "access", "r-x" if is_dir else "r--", name) for name in named]
-                client.modify_acl_entries(path, entries)
+                client.modify_acl_entries(path, acl[is_dir])
 
 
 def private_job_dir(loc: Location, readers: tuple[str, ...]) -> None:
