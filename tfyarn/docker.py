@@ -94,6 +94,9 @@ class DockerTask:
     # CODE_IN_IMAGE, so an image needs no tfyarn (tf_server, the stdio hook, tfyarn.report). "": none.
     code_root: str = ""
     pythonpath: str = ""  # the job's own PYTHONPATH (its --env), after tfyarn's in the image
+    # What YARN localized into the workdir (--file, a packed env) are symlinks into the NodeManager's
+    # filecache: their targets, mounted read-only at the same paths, so the links resolve in the image.
+    localized: tuple[str, ...] = ()
 
 
 def container_name(yarn_container_id: str) -> str:
@@ -120,6 +123,8 @@ def run_argv(task: DockerTask, command: Sequence[str], names: Sequence[str], doc
     argv += ["-v", f"{task.workdir}:{task.workdir}", "-w", task.workdir]
     if task.user:
         argv += ["--user", task.user]
+    for path in task.localized:
+        argv += ["-v", f"{path}:{path}:ro"]
     for m in task.mounts:
         argv += ["-v", m]
     if task.code_root:

@@ -71,9 +71,23 @@ def prepare(
         env=spec.docker_env,
         code_root=code_root(),
         pythonpath=spec.env.get("PYTHONPATH", ""),
+        localized=localized(workdir),
     )
     argv = docker.run_argv(task, command, docker.passed_names(env, computed), docker=binary)
     return argv, docker.run_env(task, env), task.name
+
+
+def localized(workdir: str) -> tuple[str, ...]:
+    """Where the workdir's symlinks (YARN's localized files) really are, when that is outside it."""
+    inside = os.path.realpath(workdir) + os.sep
+    found = set()
+    with os.scandir(workdir) as entries:
+        for e in entries:
+            if e.is_symlink():
+                target = os.path.realpath(e.path)
+                if not target.startswith(inside) and os.path.exists(target):
+                    found.add(target)
+    return tuple(sorted(found))
 
 
 def code_root() -> str:

@@ -91,3 +91,12 @@ def app_id_from(output: str) -> str:
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def results(app_id: str, expected: int, timeout_s: float = 60) -> list[dict]:
+    """The TFYARN_RESULT lines of a finished job, once YARN has aggregated its logs."""
+    def found() -> list[dict]:
+        out = subprocess.run([*TFYARN, "logs", app_id], capture_output=True, text=True).stdout
+        lines = [json.loads(line.split(" ", 1)[1]) for line in out.splitlines() if line.startswith("TFYARN_RESULT ")]
+        return lines if len(lines) >= expected else []
+    return wait_for(f"{expected} result line(s) in the job's logs", found, timeout_s, every_s=2)

@@ -57,8 +57,8 @@ def image(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="module")
 def base_image() -> str:
-    """docker/build-base.sh: Debian bookworm's Python and nothing else (built once per machine)."""
-    res = subprocess.run(["bash", str(ROOT / "docker" / "build-base.sh")], capture_output=True, text=True,
+    """docker/build-image.sh base: Debian bookworm's Python and nothing else (built once per machine)."""
+    res = subprocess.run(["bash", str(ROOT / "docker" / "build-image.sh"), "base"], capture_output=True, text=True,
                          timeout=900)
     assert res.returncode == 0, res.stderr
     return res.stdout.split()[-1]

@@ -17,20 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, status_json, wait_for
+from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, results, status_json
 from tests.integration.nodes import NODE2, ip, two_nodes  # noqa: F401
 
 RUNS = {"ps": "tensorflow/ps_strategy", "mwms": "tensorflow/multi_worker_mirrored", "ddp": "pytorch/ddp"}
 SMALL = {"ps": ["--epochs", "3", "--steps-per-epoch", "20"], "mwms": ["--epochs", "3"], "ddp": ["--epochs", "4"]}
-
-
-def results(app_id: str, expected: int, timeout_s: float = 60) -> list[dict]:
-    """The TFYARN_RESULT lines of a finished job, once YARN has aggregated its logs."""
-    def found() -> list[dict]:
-        out = subprocess.run([*TFYARN, "logs", app_id], capture_output=True, text=True).stdout
-        lines = [json.loads(line.split(" ", 1)[1]) for line in out.splitlines() if line.startswith("TFYARN_RESULT ")]
-        return lines if len(lines) >= expected else []
-    return wait_for(f"{expected} result line(s) in the job's logs", found, timeout_s, every_s=2)
 
 
 @pytest.fixture(scope="module")

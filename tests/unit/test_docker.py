@@ -96,6 +96,24 @@ def test_tfyarns_own_code_is_mounted_read_only_and_first_on_the_images_path():
     assert env["PYTHONPATH"] == "/opt/tfyarn-node/appmaster/executor/stdio:/opt/tfyarn-node:/w/lib"
 
 
+def test_localized_files_are_mounted_where_their_links_point(tmp_path):
+    """--file train.py is a symlink into the NodeManager's filecache: the link must resolve in the image."""
+    from appmaster.executor.dockertask import localized
+
+    cache, work = tmp_path / "filecache" / "10", tmp_path / "c2"
+    cache.mkdir(parents=True)
+    work.mkdir()
+    (cache / "train.py").write_text("print(1)")
+    (work / "train.py").symlink_to(cache / "train.py")
+    (work / "own").mkdir()
+    (work / "inner").symlink_to(work / "own")  # inside the workdir: already mounted
+    (work / "gone").symlink_to(tmp_path / "missing")
+    assert localized(str(work)) == (str(cache / "train.py"),)
+    task = DockerTask(image="py", name="n", workdir=str(work), memory_mb=512, vcores=1,
+                      localized=localized(str(work)))
+    assert f"-v {cache}/train.py:{cache}/train.py:ro" in " ".join(run_argv(task, ["python", "train.py"], []))
+
+
 def test_the_nodes_paths_stay_out_of_the_image():
     env = {"PATH": "/usr/bin", "PYTHONPATH": "/venv/stdio", "JAVA_HOME": "/jdk", "TFYARN_ROLE": "worker",
            "HADOOP_TOKEN_FILE_LOCATION": "/nm/c2/container_tokens", "TF_CONFIG": "{}", "MINE": "1"}

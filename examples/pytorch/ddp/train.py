@@ -85,7 +85,7 @@ def main() -> None:
         os.makedirs(args.model_dir, exist_ok=True)
         torch.save(model.module.state_dict(), os.path.join(args.model_dir, "model.pt"))
     params = [float(v) for prm in model.module.parameters() for v in prm.detach().cpu().flatten()[:8]]
-    result = {"rank": rank, "world_size": world, "env_world_size": os.environ.get("WORLD_SIZE"),
+    result = {"rank": rank, "world_size": world, "torch": torch.__version__, "env_world_size": os.environ.get("WORLD_SIZE"),
               "device": str(device), "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
               "master": f"{os.environ.get('MASTER_ADDR')}:{os.environ.get('MASTER_PORT')}",
               "backend": dist.get_backend(), "data": args.data_dir or "generated", "samples": args.samples, "shard_epoch0": sorted(seen), "losses": losses,
