@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 TFYARN := $(PY) -m tfyarn
 
-.PHONY: demo test test-kerberos unit integration lint bench up down venv browser krb5 docker docker-down image-base clean
+.PHONY: demo test test-kerberos unit integration lint bench up down venv browser krb5 docker docker-down image-base image-tf image-torch images clean
 
 # Everything from nothing to a SUCCEEDED distributed training job on the local cluster:
 # TF2 ParameterServerStrategy, 1 chief + 2 workers + 1 ps (examples/tensorflow/ps_strategy).
@@ -93,9 +93,12 @@ docker:
 	  for i in $$(seq 60); do docker info >/dev/null 2>&1 && exit 0; sleep 1; done; \
 	  echo 'dockerd did not answer within 60 s; see $(dir $(DOCKERD_PID))dockerd.log' >&2; exit 1; }
 
-# Task images (docker/README.md): the base, Debian's Python alone, from debootstrap (about a minute).
-image-base: docker
-	docker/build-base.sh
+# Task images (docker/README.md), each built once per machine and printed: tfyarn-base (Debian's Python,
+# from debootstrap), tfyarn-tf (tensorflow-cpu from PyPI) and tfyarn-torch (Debian's CPU torch) on it.
+image-base image-tf image-torch: docker $(VENV)/.installed
+	PYTHON=$(PY) docker/build-image.sh $(@:image-%=%)
+
+images: image-base image-tf image-torch
 
 docker-down:
 	@if [ -f $(DOCKERD_PID) ]; then echo 'Stopping the dockerd that `make docker` started...'; \

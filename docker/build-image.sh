@@ -4,7 +4,7 @@
 #   docker/build-image.sh tf      tfyarn-tf:<hash>     base + tensorflow-cpu and tf_keras from PyPI
 #   docker/build-image.sh torch   tfyarn-torch:<hash>  base + Debian's python3-torch (CPU build, gloo)
 # Each is also tagged :latest. The tag is a hash of this script (which pins every version), so a machine
-# builds each image once; a changed pin builds a new one. Tasks need no tfyarn in their image: the
+# builds each image once; a changed pin builds a new one (and removes the old). Tasks need no tfyarn in their image: the
 # executor runtime mounts the node's. Docker's vfs driver copies a whole image for every container
 # (docker/README.md gives the sizes), so nothing is kept that a task does not import.
 # Environment: DEBIAN_MIRROR (default deb.debian.org), PYTHON (runs pip for `tf`; default python3).
@@ -74,5 +74,9 @@ EOF
   ;;
 esac
 docker tag "$tag" "tfyarn-$kind:latest"
+# Images this script built before its last change are dead weight (vfs keeps whole copies): remove them.
+for old in $(docker images "tfyarn-$kind" --format '{{.Tag}}'); do
+  case "$old" in "$hash"|latest) ;; *) docker rmi "tfyarn-$kind:$old" >/dev/null 2>&1 || true ;; esac
+done
 echo "Built $tag ($(docker image inspect -f '{{.Size}}' "$tag" | awk '{printf "%.0f MB", $1/1e6}'))." >&2
 echo "$tag"

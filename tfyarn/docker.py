@@ -118,7 +118,9 @@ def run_argv(task: DockerTask, command: Sequence[str], names: Sequence[str], doc
     its command line, where any user of the node could read them. Inside,
     the bound GPUs are numbered from 0, so CUDA_VISIBLE_DEVICES follows.
     """
-    argv = [docker, "run", "--rm", "--name", task.name, "--network", "host"]
+    # --init: Docker's init is PID 1 and passes SIGTERM on, so the command stops as it would outside an
+    # image (a PID 1 without a handler ignores it: the task ran on until its container was removed).
+    argv = [docker, "run", "--rm", "--init", "--name", task.name, "--network", "host"]
     argv += ["--memory", f"{task.memory_mb}m", "--memory-swap", f"{task.memory_mb}m", "--cpus", str(task.vcores)]
     argv += ["-v", f"{task.workdir}:{task.workdir}", "-w", task.workdir]
     if task.user:

@@ -23,11 +23,18 @@ from tfyarn.spec import JobSpec
 
 log = logging.getLogger("tfyarn.executor.docker")
 
-# Run by the guard: wait for EOF on stdin (the executor's end closes when it exits), then remove.
+# Run by the guard: wait for EOF on stdin (the executor's end closes when it exits), then remove, and
+# retry until the engine no longer knows the name: a first `rm -f` can meet a removal in progress (the
+# executor's own, cut short by the NodeManager's SIGKILL) and fail, leaving the container running.
 _GUARD = (
-    "import subprocess, sys\n"
+    "import subprocess, sys, time\n"
     "sys.stdin.buffer.read()\n"
-    "subprocess.run([sys.argv[1], 'rm', '-f', sys.argv[2]], capture_output=True, timeout=120)\n"
+    "docker, name = sys.argv[1:3]\n"
+    "for _ in range(300):\n"
+    "    subprocess.run([docker, 'rm', '-f', name], capture_output=True, timeout=120)\n"
+    "    if subprocess.run([docker, 'inspect', name], capture_output=True, timeout=60).returncode:\n"
+    "        break\n"
+    "    time.sleep(1)\n"
 )
 _guard_pipes: list[int] = []  # the write ends this process holds open until it exits
 

@@ -120,6 +120,7 @@ def test_kill_leaves_no_docker_container_and_no_process(cluster, yarn_apps, imag
     box = _running_box(app)
     inspect = json.loads(docker("inspect", box).stdout)[0]
     assert inspect["State"]["Running"] and inspect["HostConfig"]["NetworkMode"] == "host"
+    assert inspect["HostConfig"]["Init"] is True  # docker-init is PID 1: the command gets the SIGTERM
     assert inspect["HostConfig"]["Memory"] == 512 * 2**20 and inspect["HostConfig"]["NanoCpus"] == 10**9
     assert tfyarn("kill", app).returncode == 0
     wait_for("no Docker container of the job", lambda: boxes(app) == [], timeout_s=60)

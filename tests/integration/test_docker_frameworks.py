@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import EXAMPLES, app_id_from, results, status_json, tfyarn
+from tests.integration.conftest import EXAMPLES, app_id_from, results, status_json, tfyarn, wait_for
+from tests.integration.procs import job_processes, wait_none_left
 from tests.integration.nodes import NODE2, ip, two_nodes  # noqa: F401
 from tests.integration.test_docker import ROOT, boxes, docker
 
@@ -43,6 +44,9 @@ def images() -> dict[str, str]:
         made = subprocess.run(["docker", "build", "-q", "-t", chief, "-"], input=f"FROM {tf}\nLABEL tfyarn.role=chief\n",
                               capture_output=True, text=True, timeout=300)
         assert made.returncode == 0, made.stderr
+    for old in docker("images", "tfyarn-tf-chief", "--format", "{{.Repository}}:{{.Tag}}").stdout.split():
+        if old != chief:  # made for an earlier tfyarn-tf: it would keep that image's layers
+            docker("rmi", old)
     return {"tf": tf, "torch": torch, "chief": chief}
 
 
@@ -79,6 +83,12 @@ def runs(two_nodes, images) -> Iterator[dict[str, dict]]:
     }
     watcher = Watcher()
     procs = {}
+    # A chief that fails while the ps and worker serve in tfyarn-tf: the AM stops them mid-run.
+    fails = ["--framework", "tensorflow", "--chief", "--num-workers", "1", "--num-ps", "1", "--chief-memory", "512m",
+             "--worker-memory", "1g", "--ps-memory", "1g", "--docker-image", images["tf"], "--wait", "--",
+             "python", "-c", "import time; time.sleep(30); raise SystemExit(3)"]
+    procs["fails"] = ("", subprocess.Popen([sys.executable, "-m", "tfyarn", "submit", *fails], stdout=subprocess.PIPE,
+                                           stderr=subprocess.PIPE, text=True))
     for key, (example, flags, args) in jobs.items():
         dest = f"hdfs:///tmp/docker-{key}-{run}"
         env = {**os.environ, "TFYARN": f"{sys.executable} -m tfyarn",
@@ -93,6 +103,7 @@ def runs(two_nodes, images) -> Iterator[dict[str, dict]]:
                     "app": app_id_from(stdout + stderr)}
     seen = watcher.stop()
     for r in out.values():
+        r["left"] = wait_for("no Docker container of the job", lambda: not boxes(r["app"]), timeout_s=120)
         r["images"] = {t["name"]: seen.get(f"tfyarn-{t['yarn_container_id']}")
                        for t in status_json(r["app"])["tasks"]}
         r["hosts"] = {ip(t["host"]) for t in status_json(r["app"])["tasks"]}
@@ -139,3 +150,14 @@ def test_ddp_example_trains_in_tfyarn_torch_with_the_images_own_torch(runs, imag
     assert found[0]["losses"][-1] < found[0]["losses"][0]
     assert (fetched(run["dest"], tmp_path) / "model.pt").exists()
     assert boxes(run["app"]) == []
+
+
+def test_a_failing_chief_stops_the_tasks_in_their_images_and_leaves_no_container(runs, images, yarn_apps):
+    """The ps and worker serve in tfyarn-tf until the AM stops them: with --init they get the SIGTERM, and
+    the guard removes what is left even when Docker is still removing a large vfs container."""
+    run = runs["fails"]
+    yarn_apps.append(run["app"])
+    assert run["rc"] == 4 and "task chief:0 failed (exit code 3)" in run["stdout"], run["stdout"] + run["stderr"]
+    assert set(run["images"].values()) == {images["tf"]}, run["images"]
+    assert boxes(run["app"]) == []
+    assert wait_none_left(run["app"]) == [], job_processes(run["app"])

@@ -76,7 +76,7 @@ def test_run_argv_limits_mounts_and_passes_values_by_name_only():
                       vcores=2, gpus=(2, 3), user="1000:1000", mounts=("/data:/data:ro",), env={"SECRET": "s3"})
     argv = run_argv(task, ["python", "train.py"], ["TF_CONFIG", "CUDA_VISIBLE_DEVICES"], docker="/usr/bin/docker")
     text = " ".join(argv)
-    assert argv[:3] == ["/usr/bin/docker", "run", "--rm"]
+    assert argv[:4] == ["/usr/bin/docker", "run", "--rm", "--init"]
     assert "--name tfyarn-container_1_0001_01_000002 --network host" in text
     assert "--memory 1024m --memory-swap 1024m --cpus 2" in text
     assert "-v /nm/c2:/nm/c2 -w /nm/c2 --user 1000:1000 -v /data:/data:ro" in text
