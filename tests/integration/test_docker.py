@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 import tarfile
 import uuid
 from pathlib import Path
@@ -166,3 +167,27 @@ def test_a_python_command_runs_on_the_images_python_with_tfyarns_code_from_the_n
     assert info["tfyarn"].startswith("/opt/tfyarn-node/tfyarn/"), info
     assert info["line_buffered"] is True and info["mine"] == "1", info
     assert boxes(app) == []
+
+
+def test_the_guard_retries_a_removal_that_failed_until_the_container_is_gone(image, tmp_path):
+    """The executor's own `docker rm -f`, cut short by the NodeManager's SIGKILL, leaves a removal in
+    progress that makes the guard's first `rm -f` fail: the guard must try again, not give up."""
+    from appmaster.executor import dockertask
+
+    name = f"tfyarn-guard-test-{uuid.uuid4().hex[:8]}"
+    assert docker("run", "-d", "--name", name, image, "sleep", "600").returncode == 0
+    real = subprocess.run(["which", "docker"], capture_output=True, text=True).stdout.strip()
+    flaky = tmp_path / "docker"  # fails its first `rm` as the engine does while a removal is in progress
+    flaky.write_text(f'#!/bin/sh\nif [ "$1" = rm ] && [ ! -e {tmp_path}/failed ]; then\n'
+                     f'  touch {tmp_path}/failed; echo "removal already in progress" >&2; exit 1\nfi\n'
+                     f'exec {real} "$@"\n')
+    flaky.chmod(0o755)
+    try:
+        guard = subprocess.Popen([sys.executable, "-c", dockertask._GUARD, str(flaky), name], stdin=subprocess.PIPE)
+        assert guard.stdin is not None
+        guard.stdin.close()  # the executor is gone
+        guard.wait(timeout=60)
+        assert (tmp_path / "failed").exists()
+        assert docker("inspect", name).returncode != 0, f"{name} outlived its guard"
+    finally:
+        docker("rm", "-f", name)
