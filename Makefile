@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 TFYARN := $(PY) -m tfyarn
 
-.PHONY: demo test test-kerberos unit integration lint bench up down venv browser krb5 docker docker-down image-base image-tf image-torch images clean
+.PHONY: demo test test-kerberos unit integration lint bench up down venv browser krb5 docker docker-down image-base image-tf image-torch images devbox clean
 
 # Everything from nothing to a SUCCEEDED distributed training job on the local cluster:
 # TF2 ParameterServerStrategy, 1 chief + 2 workers + 1 ps (examples/tensorflow/ps_strategy).
@@ -95,10 +95,20 @@ docker:
 
 # Task images (docker/README.md), each built once per machine and printed: tfyarn-base (Debian's Python,
 # from debootstrap), tfyarn-tf (tensorflow-cpu from PyPI) and tfyarn-torch (Debian's CPU torch) on it.
-image-base image-tf image-torch: docker $(VENV)/.installed
-	PYTHON=$(PY) docker/build-image.sh $(@:image-%=%)
+image-base image-torch: docker
+	docker/build-image.sh $(@:image-%=%)
+
+image-tf: docker $(VENV)/.installed
+	PYTHON=$(PY) docker/build-image.sh tf
 
 images: image-base image-tf image-torch
+
+# The dev box (docker/Dockerfile): Java, Maven and the venv on tfyarn-base; `docker run --rm -it
+# --network host tfyarn-dev make demo`. Several GB (the venv has TensorFlow and PyTorch); not built by CI.
+devbox: image-base
+	rm -rf .devbox-ca && mkdir .devbox-ca && cp -L /usr/local/share/ca-certificates/*.crt .devbox-ca/ 2>/dev/null || true
+	docker build --network host -f docker/Dockerfile -t tfyarn-dev .
+	rm -rf .devbox-ca
 
 docker-down:
 	@if [ -f $(DOCKERD_PID) ]; then echo 'Stopping the dockerd that `make docker` started...'; \

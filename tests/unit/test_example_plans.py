@@ -23,11 +23,15 @@ GOLDEN = Path(__file__).parent / "golden"
 EXAMPLES = ["tensorflow/ps_strategy", "tensorflow/multi_worker_mirrored", "pytorch/ddp"]
 
 
-def dry_run(example: str) -> str:
+# The examples are templates: counts from the environment, and TFYARN_SUBMIT_FLAGS last, so it wins.
+OVERRIDDEN = ("tensorflow/ps_strategy", {"NUM_WORKERS": "3"}, "--num-ps 2 --worker-memory 2g --num-workers 5")
+
+
+def dry_run(example: str, env_extra: dict[str, str] | None = None, flags: str = "") -> str:
     # A dry run must not need a cluster. python_env auto would ship a non-editable venv: the plan
     # is pinned to local, so it does not depend on how this venv was installed.
-    env = {**os.environ, "TFYARN": f"{sys.executable} -m tfyarn", "TFYARN_SUBMIT_FLAGS": "--dry-run --python-env local",
-           "HADOOP_CONF_DIR": "/nonexistent"}
+    env = {**os.environ, "TFYARN": f"{sys.executable} -m tfyarn", "HADOOP_CONF_DIR": "/nonexistent",
+           "TFYARN_SUBMIT_FLAGS": f"--dry-run --python-env local {flags}".strip(), **(env_extra or {})}
     proc = subprocess.run(["bash", str(ROOT / "examples" / example / "submit.sh")], env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -50,7 +54,21 @@ def test_example_plan_matches_golden(example):
     assert normalized(text) == golden.read_text()
 
 
+def test_the_environment_and_tfyarn_submit_flags_override_an_examples_counts():
+    example, env, flags = OVERRIDDEN
+    text = normalized(dry_run(example, env, flags))
+    job = json.loads(text)["master"]["env"][protocol.ENV_JOB]
+    roles = job["roles"]
+    assert (roles["worker"]["instances"], roles["ps"]["instances"]) == (5, 2)  # the flags, after NUM_WORKERS=3
+    assert roles["worker"]["memory_mb"] == 2048 and roles["chief"]["memory_mb"] == 1536
+    assert text == (GOLDEN / "tensorflow_ps_strategy_overridden.json").read_text()
+    assert '"instances": 3' in normalized(dry_run(example, env))  # NUM_WORKERS alone
+
+
 if __name__ == "__main__":
     for ex in EXAMPLES:
         (GOLDEN / f"{ex.replace('/', '_')}.json").write_text(normalized(dry_run(ex)))
         print("wrote", ex)
+    example, env, flags = OVERRIDDEN
+    (GOLDEN / "tensorflow_ps_strategy_overridden.json").write_text(normalized(dry_run(example, env, flags)))
+    print("wrote the overridden", example)
