@@ -209,6 +209,7 @@ UI_BIND_HOST = "127.0.0.1"
 UI_STATUS_ROUTE = "tfyarn"  # the status page; its JSON at UI_STATUS_ROUTE/API_STATUS
 UI_TENSORBOARD_ROUTE = "tensorboard"
 API_STATUS = "api/status"
+API_METRICS = "metrics"  # Prometheus text, at UI_STATUS_ROUTE/API_METRICS
 
 
 def status_page_url(tracking_url: str) -> str:

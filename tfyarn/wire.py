@@ -185,6 +185,7 @@ class TaskStatus(Wire):
     exit_message: str = ""
     stderr_tail: str = ""
     staging_s: float | None = None
+    staging_bytes: int | None = None
     gpus_asked: int = 0
     gpus: tuple[int, ...] = ()
     gpu_binding: str = ""
@@ -321,6 +322,7 @@ class Registration(Wire):
     container: str | None = None  # protocol.RECORD_CONTAINER: the YARN container that wrote it
     gpus: tuple[int, ...] | None = None  # None: nobody bound any, the AM binds
     gpu_binding: str = ""  # yarn | docker, with gpus
+    staging_bytes: int = 0
 
 
 @dataclass(frozen=True)

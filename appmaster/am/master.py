@@ -92,7 +92,7 @@ def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
         mine = wire.TaskRecords.read(kv, task.role, task.index, task.yarn_container_id)
         reg = mine.registration
         if reg and not task.address:
-            task.address, task.staging_s = reg.address, reg.staging_s
+            task.address, task.staging_s, task.staging_bytes = reg.address, reg.staging_s, reg.staging_bytes
             if reg.gpus is not None:  # YARN or Docker bound them
                 task.gpus, task.gpu_binding = list(reg.gpus), reg.gpu_binding or "yarn"
         if mine.events:

@@ -101,7 +101,9 @@ def render(doc: StatusDoc) -> str:
             else escape(tb.state)
         )
         out.append(f'<tr><th>TensorBoard</th><td>{link} <span class="muted">{escape(tb.uri)}</span></td></tr>')
-    out.append(f'<tr><th>JSON</th><td><a href="{protocol.API_STATUS}">{protocol.API_STATUS}</a></td></tr></table>')
+    out.append(f'<tr><th>JSON</th><td><a href="{protocol.API_STATUS}">{protocol.API_STATUS}</a></td></tr>')
+    metrics = protocol.API_METRICS
+    out.append(f'<tr><th>Prometheus</th><td><a id="metrics" href="{metrics}">{metrics}</a></td></tr></table>')
 
     out.append(
         '<h2>Tasks</h2><table id="tasks"><tr><th>Task</th><th>Host</th><th>Container</th><th>State</th>'

@@ -33,6 +33,7 @@ class Task:
     node_http_address: str = ""
     address: str = ""  # host:port it registered
     staging_s: float | None = None  # seconds its inputs took to download
+    staging_bytes: int | None = None  # and how many bytes they were
     exit_code: int | None = None
     stderr_tail: str = ""
     exit_message: str = ""
@@ -72,6 +73,7 @@ class Task:
             exit_message=self.exit_message,
             stderr_tail=self.stderr_tail,
             staging_s=self.staging_s,
+            staging_bytes=self.staging_bytes,
             gpus_asked=self.gpus_asked,
             gpus=tuple(self.gpus),
             gpu_binding=self.gpu_binding,
@@ -92,7 +94,7 @@ class Task:
         self.restarts += 1
         self.state, self.restart_at = TaskState.RESTARTING, restart_at
         self.container_id = self.yarn_container_id = self.host = self.node_http_address = self.address = ""
-        self.staging_s = self.exit_code = self.requested_at = None
+        self.staging_s = self.staging_bytes = self.exit_code = self.requested_at = None
         self.stderr_tail = self.exit_message = self.gpu_binding = ""
         self.gpus, self.telemetry, self.timeline = [], (), {}
 

@@ -1,6 +1,7 @@
 """The AM's HTTP server behind skein's UI proxy: the status page and its JSON.
 
-GET only (the ResourceManager's proxy passes nothing else). It serves the
+GET only (the ResourceManager's proxy passes nothing else): the page, its JSON
+(api/status) and Prometheus text (metrics). It serves the
 last status document the AM handed it; it never reads the job's state
 itself, so a slow browser cannot slow the AM's loop.
 """
@@ -11,7 +12,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from appmaster.am import page
+from appmaster.am import metrics, page
 from tfyarn import protocol
 from tfyarn.wire import StatusDoc
 
@@ -45,6 +46,11 @@ class StatusServer:
                 self._json = self._doc.to_json().encode()
             return self._html, self._json
 
+    def _metrics(self) -> bytes:
+        with self._lock:
+            doc = self._doc
+        return metrics.render(doc).encode() if doc is not None else b""
+
     def close(self) -> None:
         self._httpd.shutdown()
 
@@ -59,6 +65,8 @@ class StatusServer:
                     self._send(200, "text/html; charset=utf-8", html)
                 elif path == protocol.API_STATUS:
                     self._send(200, "application/json", body)
+                elif path == protocol.API_METRICS:
+                    self._send(200, metrics.CONTENT_TYPE, server._metrics())
                 else:
                     self._send(404, "text/plain", b"not found\n")
 

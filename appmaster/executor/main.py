@@ -180,7 +180,7 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
     try:
         if staging.inputs or staging.outputs:  # a restart after the job's first token expired: the AM's newest
             renewal.refresh(app, workdir)
-        input_env, staging_s = stage_inputs(staging, workdir)
+        input_env, staging_s, staging_bytes = stage_inputs(staging, workdir)
     except Exception as e:  # the command never runs on partial data
         msg = f"staging inputs failed: {type(e).__name__}: {e}"
         log.error(msg)
@@ -198,7 +198,12 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
     address = f"{advertised_host()}:{sock.getsockname()[1]}"
     bound, binding = own_gpus()
     registration = wire.Registration(
-        address=address, staging_s=staging_s, container=container_id(), gpus=bound, gpu_binding=binding
+        address=address,
+        staging_s=staging_s,
+        staging_bytes=staging_bytes,
+        container=container_id(),
+        gpus=bound,
+        gpu_binding=binding,
     )
     app.kv[protocol.kv_task_addr(role, index)] = registration.to_json().encode()
     timeline.stamp("registered")

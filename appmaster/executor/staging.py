@@ -25,14 +25,14 @@ if TYPE_CHECKING:
 _log = logging.getLogger("tfyarn.executor.staging").info
 
 
-def stage_inputs(plan: StagingPlan, workdir: str) -> tuple[dict[str, str], float]:
-    """Download every input; return the env for the user process and the seconds it took."""
+def stage_inputs(plan: StagingPlan, workdir: str) -> tuple[dict[str, str], float, int]:
+    """Download every input; return the env for the user process, the seconds and the bytes it took."""
     if not plan.inputs:
-        return {}, 0.0
+        return {}, 0.0, 0
     from tfyarn.storage import copy_tree, list_files, locate, parse_uri, shard
 
     t0 = time.monotonic()
-    dirs = []
+    dirs, total = [], 0
     for inp in plan.inputs:
         src = locate(parse_uri(inp["src"]))
         dest_dir = os.path.abspath(os.path.join(workdir, inp["dest"]))
@@ -45,8 +45,9 @@ def stage_inputs(plan: StagingPlan, workdir: str) -> tuple[dict[str, str], float
             f"in {report.seconds:.2f} s ({report.retries} retries)"
         )
         dirs.append(dest_dir)
+        total += report.bytes
     env = {protocol.ENV_INPUT: dirs[0], protocol.ENV_INPUTS: os.pathsep.join(dirs)} if dirs else {}
-    return env, time.monotonic() - t0
+    return env, time.monotonic() - t0, total
 
 
 def publish_outputs(plan: StagingPlan, workdir: str, run_id: str) -> float:

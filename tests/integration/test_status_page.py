@@ -12,6 +12,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from prometheus_client.parser import text_string_to_metric_families
+
 from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, hadoop, status_json, tfyarn, wait_for
 from tfyarn import protocol
 
@@ -109,7 +111,18 @@ def test_status_page_in_chromium_through_the_yarn_proxy(cluster, yarn_apps):
             stages = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "#timeline td:nth-child(3)")]
             assert {"submitted", "am_started", "allocated", "registered", "rendezvous", "first_step"} <= set(stages)
             driver.save_screenshot(str(ARTIFACTS / "status_page.png"))
-            for text in [driver.page_source, json.dumps(doc)] + [
+            # Prometheus text, linked from the page, through the same proxy, read by Prometheus's own parser.
+            metrics_url = driver.find_element(By.ID, "metrics").get_attribute("href")
+            assert metrics_url == protocol.status_page_url(doc["tracking_url"]) + protocol.API_METRICS, metrics_url
+            scraped = subprocess.run(["curl", "-sf", metrics_url], capture_output=True, text=True)
+            assert scraped.returncode == 0, scraped.stderr
+            families = {f.name: f for f in text_string_to_metric_families(scraped.stdout)}
+            tasks = {(s.labels["role"], s.labels["state"]): s.value for s in families["tfyarn_tasks"].samples}
+            assert {k: v for k, v in tasks.items() if v} == {("chief", "RUNNING"): 1, ("worker", "RUNNING"): 2,
+                                                             ("ps", "RUNNING"): 1}, tasks
+            assert [s.labels["state"] for s in families["tfyarn_job_state"].samples] == ["RUNNING"]
+            assert {s.labels["app_id"] for f in families.values() for s in f.samples} == {app}
+            for text in [driver.page_source, json.dumps(doc), scraped.stdout] + [
                     subprocess.run(["curl", "-s", protocol.status_page_url(doc["tracking_url"]) + protocol.API_STATUS],
                                    capture_output=True, text=True).stdout]:
                 assert SECRET not in text
