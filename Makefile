@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 TFYARN := $(PY) -m tfyarn
 
-.PHONY: demo test test-kerberos unit integration lint bench up down venv browser krb5 docker docker-down image-base image-tf image-torch images devbox clean
+.PHONY: demo test test-kerberos unit integration lint bench up down venv browser krb5 docker docker-down image-base image-tf image-torch images devbox wheel-check clean
 
 # Everything from nothing to a SUCCEEDED distributed training job on the local cluster:
 # TF2 ParameterServerStrategy, 1 chief + 2 workers + 1 ps (examples/tensorflow/ps_strategy).
@@ -18,7 +18,7 @@ demo: up
 test integration: NODES = 2
 # Then the Kerberos suite (tests/kerberos) on a Kerberized cluster of its own: same ports, so after the
 # plain cluster is stopped.
-test: lint up browser docker
+test: lint wheel-check up browser docker
 	$(PY) -m pytest tests -ra
 	$(MAKE) test-kerberos
 
@@ -115,12 +115,30 @@ docker-down:
 	  $(SUDO) kill $$(cat $(DOCKERD_PID)) 2>/dev/null || true; \
 	  for i in $$(seq 30); do [ -f $(DOCKERD_PID) ] || break; sleep 1; done; fi
 
-$(VENV)/.installed: setup.cfg pyproject.toml
+$(VENV)/.installed: setup.cfg pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade --quiet pip
 	@echo 'Installing tfyarn with TensorFlow (CPU) and PyTorch: large on a cold pip cache...'
-	$(PY) -m pip install --progress-bar off -e '.[test,tensorflow,pytorch]'
+	$(PY) -m pip install --progress-bar off -e '.[test,tensorflow,pytorch]' -c constraints.txt
 	touch $@
+
+# What a pip user gets: the wheel, built and installed alone in a fresh venv (base dependencies only,
+# at constraints.txt's versions), must run `tfyarn --help`, ship conf's job.yaml, and plan each example
+# with --dry-run (no cluster). Part of `make test`; about a minute on a warm pip cache.
+WHEEL_DIR := build/wheel-check
+wheel-check: $(VENV)/.installed
+	rm -rf $(WHEEL_DIR) && mkdir -p $(WHEEL_DIR)
+	$(PY) -m pip wheel --quiet --no-deps -w $(WHEEL_DIR)/dist .
+	$(PYTHON) -m venv $(WHEEL_DIR)/venv
+	$(WHEEL_DIR)/venv/bin/pip install --quiet $(WHEEL_DIR)/dist/tfyarn-*.whl -c constraints.txt
+	cd $(WHEEL_DIR) && venv/bin/tfyarn --help >/dev/null
+	cd $(WHEEL_DIR) && venv/bin/python -c 'import importlib.resources as r; \
+	  assert "docker_image:" in r.files("tfyarn").joinpath("job.yaml").read_text(), "job.yaml not shipped"'
+	for ex in tensorflow/ps_strategy tensorflow/multi_worker_mirrored pytorch/ddp; do \
+	  TFYARN=$(CURDIR)/$(WHEEL_DIR)/venv/bin/tfyarn TFYARN_SUBMIT_FLAGS='--dry-run --python-env local' \
+	    HADOOP_CONF_DIR=/nonexistent bash examples/$$ex/submit.sh | grep -q '^# tfyarn job' || \
+	    { echo "wheel-check: the installed wheel could not plan $$ex" >&2; exit 1; }; done
+	@echo 'wheel-check: the wheel installs alone and plans every example.'
 
 clean: down
 	rm -rf $(VENV) build *.egg-info

@@ -87,7 +87,8 @@ def _role_options(f: Any) -> Any:
 @click.option(
     "--conf",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="YAML job file (keys: conf/job.yaml). Flags override it.",
+    help="YAML job file; every key is documented in job.yaml, installed in tfyarn's package dir "
+    "(conf/job.yaml in its repo). Flags override it.",
 )
 @click.option(
     "--set",
@@ -370,7 +371,7 @@ def submit(
 
     \b
     Layers, each over the one before: your defaults file (~/.config/tfyarn/defaults.yaml,
-    or $TFYARN_DEFAULTS; job-file keys, see conf/job.yaml), --conf, flags or their
+    or $TFYARN_DEFAULTS; job-file keys: tfyarn/job.yaml), --conf, flags or their
     variables (TFYARN_SUBMIT_<FLAG>, e.g. TFYARN_SUBMIT_QUEUE=research), then --set.
 
     \b
