@@ -133,7 +133,8 @@ wheel-check: $(VENV)/.installed
 	$(WHEEL_DIR)/venv/bin/pip install --quiet $(WHEEL_DIR)/dist/tfyarn-*.whl -c constraints.txt
 	cd $(WHEEL_DIR) && venv/bin/tfyarn --help >/dev/null
 	cd $(WHEEL_DIR) && venv/bin/python -c 'import importlib.resources as r; \
-	  assert "docker_image:" in r.files("tfyarn").joinpath("job.yaml").read_text(), "job.yaml not shipped"'
+	  assert "docker_image:" in r.files("tfyarn").joinpath("job.yaml").read_text(), "job.yaml not shipped"; \
+	  assert "docker_image" in r.files("tfyarn").joinpath("job.schema.json").read_text(), "no schema"'
 	for ex in tensorflow/ps_strategy tensorflow/multi_worker_mirrored pytorch/ddp; do \
 	  TFYARN=$(CURDIR)/$(WHEEL_DIR)/venv/bin/tfyarn TFYARN_SUBMIT_FLAGS='--dry-run --python-env local' \
 	    HADOOP_CONF_DIR=/nonexistent bash examples/$$ex/submit.sh | grep -q '^# tfyarn job' || \

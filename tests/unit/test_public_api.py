@@ -62,7 +62,7 @@ def test_py_typed_ships_with_the_package():
     assert (ROOT / "tfyarn" / "py.typed").is_file()
     cfg = configparser.ConfigParser()
     cfg.read(ROOT / "setup.cfg")
-    assert {"py.typed", "job.yaml"} <= set(cfg["options.package_data"]["tfyarn"].split())  # make wheel-check installs it
+    assert {"py.typed", "job.yaml", "job.schema.json"} <= set(cfg["options.package_data"]["tfyarn"].split())  # make wheel-check installs it
 
 
 # --- a fake cluster for the CLI ------------------------------------------------------------------
