@@ -22,7 +22,7 @@ PS = ROOT / "examples/tensorflow/ps_strategy"
 HEAVY = ("tensorflow", "torch", "pyarrow")
 CASES = {
     "tfyarn --help": ["--help"],
-    "submit --dry-run (ps example)": ["submit", "--dry-run", "--framework", "tensorflow", "--chief",
+    "submit --dry-run (ps example)": ["submit", "--dry-run=yarn", "--framework", "tensorflow", "--chief",
                                       "--num-workers", "2", "--num-ps", "1", "--file", str(PS / "train.py"),
                                       "--", "python", "train.py"],
 }

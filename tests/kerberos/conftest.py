@@ -125,7 +125,7 @@ def long_jobs(kcluster: LocalCluster, alice: User, tmp_path_factory: pytest.Temp
 
     no_ticket = {"KRB5CCNAME": f"FILE:{base / 'no-ccache'}"}
     keytab = ["--principal", "alice", "--keytab", str(alice.keytab)]
-    dry = alice.tfyarn(*keytab, *args("renewed", "--dry-run"), **no_ticket)
+    dry = alice.tfyarn(*keytab, *args("renewed", "--dry-run=yarn"), **no_ticket)
     assert dry.returncode == 0, dry.stderr
     submitted = time.time()
     renewed = alice.tfyarn(*keytab, *args("renewed"), **no_ticket)

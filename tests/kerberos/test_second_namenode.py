@@ -80,7 +80,7 @@ def test_input_and_output_on_a_second_namenode_get_their_token_at_submit(kcluste
     (data / "x.txt").write_text(f"on the second NameNode {run}\n")
     hdfs(kcluster, alice, "-put", str(data), f"{NN2}/tmp/{run}-data")
     flags = ["--input", f"{NN2}/tmp/{run}-data", "--output", f"./out:{NN2}/tmp/{run}-out"]
-    dry = alice.tfyarn("submit", "--dry-run", "--num-workers", "1", *flags, "--", "python", "-c", JOB)
+    dry = alice.tfyarn("submit", "--dry-run=yarn", "--num-workers", "1", *flags, "--", "python", "-c", JOB)
     assert dry.returncode == 0 and f"- {NN2}" in dry.stdout, dry.stdout + dry.stderr  # skein's file_systems
     res = alice.tfyarn("submit", "--wait", "--num-workers", "1", *flags, "--", "python", "-c", JOB, timeout=400)
     assert res.returncode == 0 and "SUCCEEDED" in res.stdout, res.stdout + res.stderr

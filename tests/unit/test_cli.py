@@ -121,7 +121,7 @@ def test_no_configuration_at_all(tmp_path, monkeypatch):
 
 
 def test_dry_run_prints_the_plan_and_needs_no_cluster(no_cluster):
-    res = run("submit", "--dry-run", "--num-workers", "3", "--worker-memory", "1g", "--queue", "research",
+    res = run("submit", "--dry-run=yarn", "--num-workers", "3", "--worker-memory", "1g", "--queue", "research",
               "--", "python", "train.py", "--lr", "0.1")
     assert res.exit_code == 0, res.output
     assert "queue: research" in res.output
@@ -142,7 +142,7 @@ def test_dry_run_prints_the_plan_and_needs_no_cluster(no_cluster):
 def test_bad_yaml_job_files_name_the_field(tmp_path, no_cluster, yaml_text, text):
     conf = tmp_path / "job.yaml"
     conf.write_text(yaml_text)
-    res = run("submit", "--conf", str(conf), "--dry-run")
+    res = run("submit", "--conf", str(conf), "--dry-run=yarn")
     assert res.exit_code == 2, res.output
     lines = [l for l in res.output.splitlines() if l.strip()]
     assert len(lines) == 1 and text in lines[0], res.output
@@ -152,7 +152,7 @@ def test_yaml_file_flags_and_set_layer_in_that_order(tmp_path, no_cluster):
     conf = tmp_path / "job.yaml"
     conf.write_text("name: layered\nframework: pytorch\nqueue: research\ncommand: [python, t.py]\n"
                     "roles: {worker: {instances: 4, memory_mb: 1g}}\n")
-    res = run("submit", "--conf", str(conf), "--num-workers", "2", "--set", "roles.worker.vcores=3", "--dry-run")
+    res = run("submit", "--conf", str(conf), "--num-workers", "2", "--set", "roles.worker.vcores=3", "--dry-run=yarn")
     assert res.exit_code == 0, res.output
     assert "# worker: 2 x (1024 MiB, 3 vcore(s), 0 GPU(s)) runs: python t.py" in res.output
     assert "queue: research" in res.output and "name: layered" in res.output

@@ -36,7 +36,7 @@ def one_error_line(res_code: int, out: str, text: str) -> None:
 
 def dry(*args: str) -> tuple[int, str]:
     """``tfyarn submit --dry-run ARGS`` in-process: its exit code and output."""
-    res = CliRunner().invoke(cli, ["submit", "--dry-run", *args], prog_name="tfyarn", env=NO_CLUSTER)
+    res = CliRunner().invoke(cli, ["submit", "--dry-run=yarn", *args], prog_name="tfyarn", env=NO_CLUSTER)
     return res.exit_code, res.output
 
 

@@ -16,7 +16,7 @@ def dry_run(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedP
     import os
 
     full = {**os.environ, "HADOOP_CONF_DIR": "/nonexistent", **env}
-    return subprocess.run([sys.executable, "-m", "tfyarn", "submit", "--dry-run", "--python-env", "local", *args,
+    return subprocess.run([sys.executable, "-m", "tfyarn", "submit", "--dry-run=yarn", "--python-env", "local", *args,
                            "--", "python", "-c", "1"], capture_output=True, text=True, env=full, cwd=cwd, timeout=60)
 
 

@@ -164,7 +164,7 @@ SET = st.builds(lambda k, v, raw: f"{k}={_set_value(v, raw)}",
 
 def outcome(args: list[str]) -> None:
     """Run ``tfyarn submit --dry-run ARGS`` in-process and check it ended in one of the two allowed ways."""
-    res = CliRunner().invoke(cli, ["submit", "--dry-run", *args], prog_name="tfyarn", env=NO_CLUSTER)
+    res = CliRunner().invoke(cli, ["submit", "--dry-run=yarn", *args], prog_name="tfyarn", env=NO_CLUSTER)
     if res.exception is not None and not isinstance(res.exception, SystemExit):
         tb = "".join(traceback.format_exception(res.exception))
         pytest.fail(f"tfyarn submit --dry-run {args!r} raised:\n{tb}")

@@ -138,7 +138,7 @@ def test_auto_is_yarn_only_where_the_cluster_allows_its_docker_runtime(conf, wan
 
 
 def dry(*args: str):
-    return CliRunner().invoke(cli, ["submit", "--dry-run", "--python-env", "local", *args], env=NO_CLUSTER)
+    return CliRunner().invoke(cli, ["submit", "--dry-run=yarn", "--python-env", "local", *args], env=NO_CLUSTER)
 
 
 def test_the_dry_run_says_which_image_and_runtime_each_role_uses():
@@ -161,7 +161,7 @@ def golden_text() -> str:
     """The yarn runtime's plan, as `submit --dry-run` prints it (the AM's encoded spec and paths left out)."""
     env = {**os.environ, **NO_CLUSTER}
     proc = subprocess.run(
-        [sys.executable, "-m", "tfyarn", "submit", "--dry-run", "--python-env", "local", "--framework", "tensorflow",
+        [sys.executable, "-m", "tfyarn", "submit", "--dry-run=yarn", "--python-env", "local", "--framework", "tensorflow",
          "--chief", "--num-workers", "2", "--num-ps", "1", "--docker-runtime", "yarn", "--docker-image",
          "tfyarn-tf:latest", "--chief-docker-image", "team/chief:1", "--docker-mount", "/data:/data:ro",
          "--docker-mount", "/scratch:/scratch", "--", "python", "train.py"],

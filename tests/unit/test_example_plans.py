@@ -31,7 +31,7 @@ def dry_run(example: str, env_extra: dict[str, str] | None = None, flags: str = 
     # A dry run must not need a cluster. python_env auto would ship a non-editable venv: the plan
     # is pinned to local, so it does not depend on how this venv was installed.
     env = {**os.environ, "TFYARN": f"{sys.executable} -m tfyarn", "HADOOP_CONF_DIR": "/nonexistent",
-           "TFYARN_SUBMIT_FLAGS": f"--dry-run --python-env local {flags}".strip(), **(env_extra or {})}
+           "TFYARN_SUBMIT_FLAGS": f"--dry-run=yarn --python-env local {flags}".strip(), **(env_extra or {})}
     proc = subprocess.run(["bash", str(ROOT / "examples" / example / "submit.sh")], env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

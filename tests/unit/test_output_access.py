@@ -64,7 +64,7 @@ def test_a_plan_from_before_output_mode_keeps_outputs_private():
 
 def test_the_cli_takes_output_mode_and_refuses_a_bad_one():
     env = {"HADOOP_CONF_DIR": "/nonexistent", "TFYARN_CLUSTER_DIR": "/nonexistent"}
-    args = ["submit", "--dry-run", "--num-workers", "1", "--output", "./m:hdfs:///out/m"]
+    args = ["submit", "--dry-run=yarn", "--num-workers", "1", "--output", "./m:hdfs:///out/m"]
     ok = CliRunner().invoke(cli, [*args, "--output-mode", "750", "--view-acl", "bob", "--", "true"], env=env)
     assert ok.exit_code == 0 and "(published by worker:0, mode 750, read by bob)" in ok.output, ok.output
     bad = CliRunner().invoke(cli, [*args, "--output-mode", "0644", "--", "true"], env=env)

@@ -46,7 +46,7 @@ def archive_names(code_dir: Path, tmp: Path) -> set[str]:
 def dry_run(*args: str, home: Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HOME": str(home)}
     env.pop("XDG_CACHE_HOME", None)
-    return subprocess.run([sys.executable, "-m", "tfyarn", "submit", *args, "--dry-run", "--", "python", "train.py"],
+    return subprocess.run([sys.executable, "-m", "tfyarn", "submit", *args, "--dry-run=yarn", "--", "python", "train.py"],
                           capture_output=True, text=True, timeout=60, env=env, cwd=cwd)
 
 

@@ -7,7 +7,6 @@ Flags given on the command line override the YAML job file, and
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -330,7 +329,15 @@ def _role_options(f: Any) -> Any:
     help="Keep every task off this node, named as `tfyarn cluster status` or the RM lists it (repeatable). "
     "A restarted task also avoids nodes where a container of the job was lost.",
 )
-@click.option("--dry-run", is_flag=True, help="Print the plan (YAML) without contacting YARN.")
+@click.option(
+    "--dry-run",
+    type=click.Choice(["job", "yarn"]),
+    is_flag=False,
+    flag_value="job",
+    default=None,
+    help="Contact no cluster, submit nothing: print the resolved job as YAML that --conf loads back "
+    "(--dry-run or --dry-run=job), or the YARN application spec (--dry-run=yarn), after a summary in # lines.",
+)
 @click.option(
     "--wait",
     is_flag=True,
@@ -350,7 +357,7 @@ def submit(
     command: tuple[str, ...],
     conf: Path | None,
     sets: tuple[tuple[str, str], ...],
-    dry_run: bool,
+    dry_run: str | None,
     wait: bool,
     as_json: bool,
     **opts: Any,
@@ -391,48 +398,9 @@ def submit(
         raise reworded(e, env_named(ctx, flagged)) from None
     flagged = env_named(ctx, flagged)
     if dry_run:
-        from dataclasses import replace
+        from tfyarn.cli import dryrun
 
-        from tfyarn import credentials, hadoop_env
-        from tfyarn.plan import PlanContext, plan, renewal_for
-
-        try:
-            conf_dir = _conf_dir_or_none()
-            plan_ctx = PlanContext.for_spec(spec, conf_dir)
-            if conf_dir and hadoop_env.kerberized(conf_dir):  # as the submit would plan it
-                owner = credentials.user_name(conf_dir)
-                plan_ctx = replace(plan_ctx, kerberized=True, owner=owner, renewal=renewal_for(conf_dir))
-            app_spec = plan(spec, plan_ctx)
-        except SpecError as e:
-            raise reworded(e, flagged) from None
-        click.echo(f"# tfyarn job {spec.name!r} ({spec.framework}): {spec.num_tasks} task(s)")
-        for role in spec.roles.values():
-            if role.instances:
-                image = spec.image_for(role.name)
-                where = f" in image {image} ({plan_ctx.docker_runtime} runtime)" if image else ""
-                click.echo(
-                    f"# {role.name}: {role.instances} x ({role.memory_mb} MiB, {role.vcores} vcore(s), "
-                    f"{role.gpus} GPU(s)){where} runs: {shlex.join(spec.command_for(role.name))}"
-                )
-        for i in spec.inputs:
-            click.echo(f"# input: {i.src} -> {i.local_dir} ({i.mode})")
-        for o in spec.outputs:
-            readers = f", read by {', '.join(spec.output_readers)}" if spec.output_readers else ""
-            click.echo(
-                f"# output: {o.src} -> {o.dest} (published by {spec.output_task(o)}, mode {spec.output_mode}{readers})"
-            )
-        if plan_ctx.env_choice is not None:
-            click.echo(f"# {plan_ctx.env_choice.line()}")
-            if plan_ctx.env_choice.warning:
-                click.echo(f"# warning: {plan_ctx.env_choice.warning}")
-        if plan_ctx.shipped_code:
-            click.echo(f"# code: {plan_ctx.shipped_code.summary}")
-        if plan_ctx.renewal:
-            click.echo(
-                f"# tokens: the AM renews the job's HDFS delegation token as {plan_ctx.renewal.principal}, "
-                "from the keytab, which goes to the AM's container only"
-            )
-        click.echo(app_spec.to_yaml(), nl=False)
+        dryrun.show(spec, dry_run, flagged)
         return
     from tfyarn.cli.wait_cmd import detach_on_ctrl_c, follow_to_end, job_dict
     from tfyarn.client import Client
@@ -455,17 +423,6 @@ def submit(
                 click.echo(json.dumps(job_dict(rep)))
             return
         follow_to_end(client, app_id, spec.num_tasks, as_json)
-
-
-def _conf_dir_or_none() -> Path | None:
-    """The cluster config a submit would use, for --dry-run's python_env auto; None when there is none."""
-    from tfyarn import hadoop_env
-    from tfyarn.errors import UnreachableError
-
-    try:
-        return hadoop_env.discover().conf_dir
-    except UnreachableError:
-        return None
 
 
 def env_named(ctx: click.Context, flagged: dict[str, str]) -> dict[str, str]:
