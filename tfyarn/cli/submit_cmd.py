@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from tfyarn import docker
+from tfyarn.cli.helpgroups import GroupedCommand, help_all
 from tfyarn.cli.jobfile import build_spec, reworded
 from tfyarn.cli.params import EXIT_CODES, KEY_VALUE, MEMORY, default_help
 from tfyarn.errors import SpecError
@@ -82,7 +83,15 @@ def _role_options(f: Any) -> Any:
     return f
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.command(cls=GroupedCommand, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option(
+    "--help-all",
+    is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=help_all,
+    help="Show this help with every role's options, and exit.",
+)
 @click.option(
     "--conf",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
