@@ -135,9 +135,9 @@ wheel-check: $(VENV)/.installed
 	cd $(WHEEL_DIR) && venv/bin/python -c 'import importlib.resources as r; \
 	  assert "docker_image:" in r.files("tfyarn").joinpath("job.yaml").read_text(), "job.yaml not shipped"; \
 	  assert "docker_image" in r.files("tfyarn").joinpath("job.schema.json").read_text(), "no schema"'
-	for ex in tensorflow/ps_strategy tensorflow/multi_worker_mirrored pytorch/ddp; do \
+	for ex in $(wildcard examples/*/*/submit.sh); do \
 	  TFYARN=$(CURDIR)/$(WHEEL_DIR)/venv/bin/tfyarn TFYARN_SUBMIT_FLAGS='--dry-run --python-env local' \
-	    HADOOP_CONF_DIR=/nonexistent bash examples/$$ex/submit.sh | grep -q '^# tfyarn job' || \
+	    HADOOP_CONF_DIR=/nonexistent bash $$ex | grep -q '^# tfyarn job' || \
 	    { echo "wheel-check: the installed wheel could not plan $$ex" >&2; exit 1; }; done
 	@echo 'wheel-check: the wheel installs alone and plans every example.'
 

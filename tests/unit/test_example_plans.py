@@ -1,4 +1,4 @@
-"""Golden plans of the three examples: their submit.sh --dry-run, compared whole.
+"""Golden plans of every example (each dir with a submit.sh): their submit.sh --dry-run, compared whole.
 
 Paths that differ between machines (the repo, the Python interpreter) are
 replaced by placeholders; the job spec inside the AM's environment is
@@ -20,7 +20,7 @@ from tfyarn import protocol
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden"
-EXAMPLES = ["tensorflow/ps_strategy", "tensorflow/multi_worker_mirrored", "pytorch/ddp"]
+EXAMPLES = sorted(str(p.parent.relative_to(ROOT / "examples")) for p in (ROOT / "examples").glob("*/*/submit.sh"))
 
 
 # The examples are templates: counts from the environment, and TFYARN_SUBMIT_FLAGS last, so it wins.
@@ -44,6 +44,10 @@ def normalized(text: str) -> str:
     doc["tags"] = sorted(doc["tags"])
     out = json.dumps(doc, indent=1, sort_keys=True)
     return out.replace(str(ROOT), "<repo>").replace(sys.executable, "<python>")
+
+
+def test_every_example_is_planned():
+    assert len(EXAMPLES) == 4 and "pytorch/streaming" in EXAMPLES, EXAMPLES
 
 
 @pytest.mark.parametrize("example", EXAMPLES)

@@ -7,6 +7,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from tfyarn.errors import SpecError, StorageError
 from tfyarn.spec import split_pair
+from tfyarn import storage
 from tfyarn.storage import Location, copy_tree, list_files, locate, mirror, parse_uri, publish, put_file, shard
 
 
@@ -234,3 +235,14 @@ def test_fetch_manifests_are_not_content(tmp_path):
     (tmp_path / "t" / ".tfyarn-fetch.json").write_text("{}")
     (tmp_path / "t" / "d0" / ".tfyarn-fetch.json").write_text("{}")
     assert [f.rel for f in list_files(locate(parse_uri(str(tmp_path / "t"))))] == ["d0/f0", "d1/f1"]
+
+
+def test_filesystem_gives_training_scripts_a_client_and_path(tmp_path):
+    """tfyarn.storage.filesystem, the one the streaming example reads its shards with."""
+    (tmp_path / "part-0.parquet").write_bytes(b"x" * 3)
+    fs, path = storage.filesystem(f"file://{tmp_path}")
+    assert path == str(tmp_path)
+    with fs.open_input_file(f"{path}/part-0.parquet") as f:
+        assert f.read() == b"xxx"
+    with pytest.raises(SpecError, match="uri: 'ftp://x/y' has scheme 'ftp'"):
+        storage.filesystem("ftp://x/y")

@@ -1,7 +1,8 @@
 """One storage layer for every file tfyarn moves: HDFS, viewfs and local paths behind pyarrow.fs.
 
     uri.py       parse and check hdfs:// viewfs:// file:// URIs (pure, light)
-    fs.py        a pyarrow FileSystem for a URI: libhdfs where present, else hdfs-native
+    fs.py        a pyarrow FileSystem for a URI: libhdfs where present, else hdfs-native;
+                 filesystem(uri) is the one training scripts use to stream their data
     transfer.py  parallel, verified, retried copies; atomic publish; sharding; fetch manifests' name
 
 The names below load their module on first use, so parsing a URI (spec
@@ -14,7 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the same names, for type checkers
-    from tfyarn.storage.fs import Location, locate
+    from tfyarn.storage.fs import Location, filesystem, locate
     from tfyarn.storage.transfer import (
         MANIFEST,
         CopyReport,
@@ -35,6 +36,7 @@ _WHERE = {
     "parse_uri": "uri",
     "Location": "fs",
     "locate": "fs",
+    "filesystem": "fs",
     "CopyReport": "transfer",
     "copy_tree": "transfer",
     "list_files": "transfer",

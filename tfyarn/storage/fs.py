@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow.fs as pafs
 
 from tfyarn.errors import UnreachableError
-from tfyarn.storage.uri import StorageUri
+from tfyarn.storage.uri import StorageUri, parse_uri
 
 
 @dataclass(frozen=True)
@@ -82,3 +82,14 @@ def forget_clients() -> None:
 
 def locate(uri: StorageUri) -> Location:
     return Location(uri, _filesystem(uri.scheme, uri.authority))
+
+
+def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+    """The pyarrow FileSystem and path for ``uri``, for training scripts that stream their data.
+
+    ``fs, path = filesystem("hdfs:///data/shards")``, then ``fs.get_file_info(pafs.FileSelector(path))``
+    or ``pyarrow.parquet.ParquetFile(fs.open_input_file(f))``: the same client tfyarn's staging uses
+    (libhdfs or hdfs-native, the cluster from HADOOP_CONF_DIR, the container's delegation tokens).
+    """
+    loc = locate(parse_uri(uri, "uri"))
+    return loc.fs, loc.path
