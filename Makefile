@@ -6,12 +6,11 @@ TFYARN := $(PY) -m tfyarn
 
 .PHONY: demo test test-kerberos unit integration lint bench up down venv browser krb5 docker docker-down image-base image-tf image-torch images devbox wheel-check clean
 
-# Everything from nothing to a SUCCEEDED distributed training job on the local cluster:
-# TF2 ParameterServerStrategy, 1 chief + 2 workers + 1 ps (examples/tensorflow/ps_strategy).
-DEMO_MODEL ?= $(CURDIR)/build/demo-model
-demo: up
-	TFYARN="$(TFYARN)" bash examples/tensorflow/ps_strategy/submit.sh --model-dir $(DEMO_MODEL)
-	@echo "Model (checkpoint + SavedModel): $(DEMO_MODEL)"
+# Everything from nothing to a trained model fetched back from HDFS: the README's quick tour
+# (examples/tour.sh): the local cluster up, a data set to HDFS, TF2 ParameterServerStrategy (1 chief +
+# 2 workers + 1 ps) staging it in and publishing its model to HDFS, `tfyarn fetch`, the model scored.
+demo: $(VENV)/.installed
+	bash examples/tour.sh
 
 # The whole test suite (lint and types, unit + integration on the real local cluster). CI runs this.
 # The suite's cluster has two nodes (127.0.0.1 and 127.0.0.2): tasks cross nodes as on a real cluster.

@@ -151,7 +151,7 @@ class Wire:
 
 
 def public_fields(cls: type[Any]) -> tuple[str, ...]:
-    """The JSON names of a wire dataclass, in order (the README documents exactly these)."""
+    """The JSON names of a wire dataclass, in order (docs/monitoring.md documents exactly these)."""
     return tuple(f.name for f in fields(cls))
 
 

@@ -57,7 +57,7 @@ class Task:
 
         The AM's bookkeeping (container_id, requested_at, restart_at,
         previous_address) stays out: users read the document, and what it
-        holds is a promise (README, "Status document").
+        holds is a promise (docs/monitoring.md, "Status document").
         """
         return TaskStatus(
             name=self.name,

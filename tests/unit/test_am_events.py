@@ -28,7 +28,7 @@ from tfyarn.status import JobReport, JobState, TaskState
 NODES = loop.NODES
 fast_loop, gang = loop.fast_loop, loop.gang  # the AM loop's fixtures: a 5 ms poll, the Gang factory
 LOST = "Container released on a *lost* node"
-README = Path(__file__).resolve().parents[2] / "README.md"
+STATUS_DOC_PAGE = Path(__file__).resolve().parents[2] / "docs" / "monitoring.md"
 
 
 def kinds(g: Any) -> list[str]:
@@ -273,8 +273,8 @@ def test_events_are_typed_on_the_wire_and_an_older_document_has_none():
         wire.StatusDoc.from_dict({"app_id": "a", "state": "RUNNING", "events": {}})
 
 
-def test_the_readme_names_the_event_fields_in_order():
-    text = README.read_text()
+def test_the_docs_name_the_event_fields_in_order():
+    text = STATUS_DOC_PAGE.read_text()
     section = text.split("## Status document (`--json`)\n", 1)[1].split("\n## ", 1)[0]
     para = " ".join(section.split("An event (`events[]`", 1)[1].split("\n\n", 1)[0].split())
     named = re.findall(r"`(\w+)` \(", para)

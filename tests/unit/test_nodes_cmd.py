@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import http.server
 import json
+import os
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -351,6 +352,12 @@ def test_an_unreachable_rm_is_exit_3_with_the_usual_line(tmp_path, monkeypatch):
         "<configuration><property><name>yarn.resourcemanager.address</name>"
         "<value>127.0.0.1:1</value></property></configuration>")
     monkeypatch.setenv("HADOOP_CONF_DIR", str(conf))
+    # A `yarn` on PATH whatever the shell has (the cluster's own is there only after `cluster env`):
+    # the RM's closed port must be what is reported, before skein would ever run it.
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "yarn").write_text("#!/bin/sh\nexit 1\n")
+    (tmp_path / "bin" / "yarn").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
     res = CliRunner().invoke(cli, ["nodes", "--json"])
     assert res.exit_code == 3 and res.stdout == ""
     assert res.stderr.startswith("Error: the ResourceManager at 127.0.0.1:1 is unreachable")

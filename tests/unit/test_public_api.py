@@ -192,6 +192,7 @@ def test_submit_prints_what_it_printed_before(fake):
     assert res.stdout.splitlines() == [
         f"Submitted {APP} (tfyarn-python: none, 1 task(s), queue default)",
         "Tracking URL: http://rm:8088/proxy/application_1_0001/",
+        "Status page: http://rm:8088/proxy/application_1_0001/pages/tfyarn/",
         f"Next: tfyarn status {APP} | tfyarn logs {APP} | tfyarn kill {APP}",
     ]
 
@@ -199,7 +200,7 @@ def test_submit_prints_what_it_printed_before(fake):
 def test_submit_wait_prints_what_it_printed_before(fake):
     res = run(SUBMIT[0], "--wait", *SUBMIT[1:])
     assert res.exit_code == 0, res.output
-    assert res.stdout.splitlines()[2:] == [f"{APP} SUCCEEDED: all 1 worker task(s) succeeded",
+    assert res.stdout.splitlines()[3:] == [f"{APP} SUCCEEDED: all 1 worker task(s) succeeded",
                                            "Tracking URL: http://rm:8088/proxy/application_1_0001/"]
     assert [ln.split("] ")[1] for ln in res.stderr.splitlines()] == ["RUNNING", "SUCCEEDED"]
 

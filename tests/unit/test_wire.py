@@ -37,7 +37,7 @@ from tfyarn.wire import (
     WireError,
 )
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+STATUS_DOC_PAGE = Path(__file__).resolve().parents[2] / "docs" / "monitoring.md"
 APP = "application_1_0001"
 
 
@@ -302,10 +302,10 @@ def test_status_json_before_the_am_published_has_yarns_fields_and_nulls(monkeypa
     assert JobStatus.from_dict(printed) == JobStatus(_report())
 
 
-# --- the README documents exactly these fields -----------------------------------------------------
+# --- docs/monitoring.md documents exactly these fields -----------------------------------------------------
 def _readme_tables() -> dict[str, list[list[str]]]:
-    """Each table of README's "Status document" section, by the line that introduces it."""
-    text = README.read_text()
+    """Each table of docs/monitoring.md's "Status document" section, by the line that introduces it."""
+    text = STATUS_DOC_PAGE.read_text()
     section = text.split("## Status document (`--json`)\n", 1)[1].split("\n## ", 1)[0]
     tables: dict[str, list[list[str]]] = {}
     title = ""

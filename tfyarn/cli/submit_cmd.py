@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from tfyarn import docker
+from tfyarn import docker, protocol
 from tfyarn.cli.helpgroups import GroupedCommand, help_all
 from tfyarn.cli.jobfile import build_spec, reworded
 from tfyarn.cli.params import EXIT_CODES, KEY_VALUE, MEMORY, default_help
@@ -234,7 +234,7 @@ def _role_options(f: Any) -> Any:
     "--resume/--no-resume",
     default=None,
     help="A restarted output task (its own restart, an 'all' restart, a new AM attempt) first gets the job's "
-    "latest --save-every snapshot in its output dir; your script restores from it (README: Checkpoints and "
+    "latest --save-every snapshot in its output dir; your script restores from it (docs/data.md: Checkpoints and "
     "models). --no-resume: it starts from an empty dir. Default: resume.",
 )
 @click.option(
@@ -426,6 +426,8 @@ def submit(
             rep = client.report(app_id)
         human(f"Submitted {app_id} ({spec.name}: {spec.framework}, {spec.num_tasks} task(s), queue {spec.queue})")
         human(f"Tracking URL: {rep.tracking_url}")
+        if rep.tracking_url:  # the AM's page, behind the RM's proxy: live while the job runs
+            human(f"Status page: {protocol.status_page_url(rep.tracking_url)}")
         if not wait:
             human(f"Next: tfyarn status {app_id} | tfyarn logs {app_id} | tfyarn kill {app_id}")
             if as_json:

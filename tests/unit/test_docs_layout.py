@@ -1,4 +1,4 @@
-"""The README's Layout block names every module of tfyarn/ and appmaster/, and nothing that is gone."""
+"""The Layout block of docs/contributing.md names every module of tfyarn/ and appmaster/, and nothing that is gone."""
 from __future__ import annotations
 
 import re
@@ -11,7 +11,7 @@ PATH = re.compile(r"(?<![\w./-])([\w-]+(?:/[\w.-]+)*\.(?:py|sh|yaml)|[\w.-]+(?:/
 
 def layout_entries() -> dict[str, str]:
     """Entry dir (``tfyarn/cli/``) -> its description, from the fenced block under ``## Layout``."""
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "contributing.md").read_text()
     block = text[text.index("## Layout"):].split("```")[1]
     entries: dict[str, str] = {}
     current = ""
@@ -35,7 +35,7 @@ def test_every_module_is_named_under_its_package():
         key = f"{pkg.relative_to(ROOT)}/"
         if not modules(pkg):
             continue  # appmaster/ itself: only the two wings
-        assert key in entries, f"README Layout has no entry for {key}"
+        assert key in entries, f"docs/contributing.md Layout has no entry for {key}"
         named = {m.rsplit("/", 1)[-1] for m in PATH.findall(entries[key]) if m.endswith(".py")}
         assert named == modules(pkg), f"{key}: named {sorted(named - modules(pkg))} that are gone, " \
                                       f"missing {sorted(modules(pkg) - named)}"
@@ -45,7 +45,7 @@ def test_every_path_it_names_exists():
     for entry, text in layout_entries().items():
         assert (ROOT / entry).is_dir(), entry
         for token in PATH.findall(text):
-            assert (ROOT / entry / token).exists(), f"README Layout: {entry}{token} does not exist"
+            assert (ROOT / entry / token).exists(), f"docs/contributing.md Layout: {entry}{token} does not exist"
 
 
 def test_the_parser_sees_the_entries():
