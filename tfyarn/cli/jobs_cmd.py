@@ -22,9 +22,7 @@ def _check(app_id: str) -> str:
 
 @click.command()
 @click.argument("app_id")
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print job and tasks as JSON (fields: docs/monitoring.md)."
-)
+@click.option("--json", "as_json", is_flag=True, help="Print job and tasks as JSON (fields: docs/monitoring.md).")
 def status(app_id: str, as_json: bool) -> None:
     """Show job APP_ID: state, diagnostics, and per task role, index, host, container, state, exit code.
 
