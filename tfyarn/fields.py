@@ -93,6 +93,40 @@ def parse_memory(value: str | int, what: str = "memory") -> int:
     return int(amount)
 
 
+_DURATION_PART = re.compile(r"([0-9]{1,9})([smhd])")
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(value: str | int, what: str = "duration") -> int:
+    """``"1h30m"`` -> 5400 (seconds). Plain numbers are seconds; parts are d, h, m, s, largest first."""
+    if isinstance(value, bool):
+        raise SpecError(f"{what}: {show(value)} is not a duration; use e.g. 90s, 30m, 2h or 1h30m")
+    if isinstance(value, int):
+        return value
+    text = str(value).strip().lower()
+    if re.fullmatch(r"[0-9]{1,9}", text):
+        return int(text)
+    parts = _DURATION_PART.findall(text)
+    units = [u for _, u in parts]
+    if (
+        not parts
+        or "".join(n + u for n, u in parts) != text
+        or units != sorted(units, key="dhms".index)
+        or len(set(units)) != len(units)
+    ):
+        raise SpecError(f"{what}: {show(value)} is not a duration; use e.g. 90s, 30m, 2h or 1h30m")
+    return sum(int(n) * _SECONDS[u] for n, u in parts)
+
+
+def duration_text(seconds: int) -> str:
+    """Seconds as a duration flag takes them: 5400 -> 1h30m, 90 -> 1m30s, 0 -> 0s."""
+    out = ""
+    for unit in "dhms":
+        n, seconds = divmod(seconds, _SECONDS[unit])
+        out += f"{n}{unit}" if n else ""
+    return out or "0s"
+
+
 def check_int(value: Any, what: str, minimum: int, maximum: int = INT32_MAX) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise SpecError(f"{what}: {show(value)} is not a whole number")

@@ -23,11 +23,14 @@ from tfyarn.spec import INPUT_MODES, PLACEMENTS, RESTART_POLICIES, InputSpec, Jo
 ID = "https://tfyarn.invalid/job.schema.json"  # no public home yet: a name, not a place to fetch from
 _SCALAR = {"type": "string"}  # YAML 2 is refused: quote it
 _MEMORY = {"type": ["integer", "string"], "pattern": r"^\s*[0-9]+(\.[0-9]+)?\s*[kmgtKMGT]?([iI][bB]?|[bB])?\s*$"}
+# seconds, or d/h/m/s parts largest first (tfyarn.fields.parse_duration)
+_DURATION = r"^\s*([0-9]+|(?=[0-9])([0-9]+[dD])?([0-9]+[hH])?([0-9]+[mM])?([0-9]+[sS])?)\s*$"
 # Keys whose YAML form is wider than their field's type, or narrower (a fixed set of words).
 _SPECIAL: dict[str, dict[str, Any]] = {
     "memory_mb": _MEMORY,
     "am_memory_mb": _MEMORY,
     "output_mode": {"type": ["string", "integer"], "pattern": "^0?[0-7]{3}$"},
+    "max_runtime_s": {"type": ["integer", "string"], "minimum": 0, "pattern": _DURATION},
     "permanent_exit_codes": {
         "anyOf": [
             {"type": "integer"},

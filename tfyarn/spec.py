@@ -29,6 +29,7 @@ from tfyarn.fields import (
     check_text,
     check_tuple,
     list_of,
+    parse_duration,
     parse_memory,
     show,
     str_list,
@@ -256,6 +257,7 @@ class JobSpec:
     tensorboard: bool = False  # the AM runs TensorBoard on the tasks' $TFYARN_TENSORBOARD_DIR summaries
     allocation_timeout_s: int = 300  # every container allocated within this, or the job fails (gang)
     registration_timeout_s: int = 900  # each task registered (inputs staged) this long after allocation
+    max_runtime_s: int = 0  # the job fails, everything stopped, this long after submission; 0 = no limit
     view_acls: tuple[str, ...] = ()  # users besides the owner who may view the job (YARN ACL)
     modify_acls: tuple[str, ...] = ()  # users besides the owner who may kill it
     on_event: str = ""  # a /bin/sh command the AM runs per job event, its JSON on stdin (appmaster.am.events)
@@ -335,6 +337,7 @@ class JobSpec:
         check_int(self.max_attempts, "max_attempts", 1)
         check_int(self.allocation_timeout_s, "allocation_timeout_s", 1)
         check_int(self.registration_timeout_s, "registration_timeout_s", 1)
+        check_int(self.max_runtime_s, "max_runtime_s", 0)
         for key in ("view_acls", "modify_acls"):
             for user in check_tuple(getattr(self, key), key):
                 if user != "*" and not (isinstance(user, str) and _USER_RE.fullmatch(user)):
@@ -418,6 +421,8 @@ class JobSpec:
             raise SpecError("roles: expected a mapping of role name to role settings")
         values["roles"] = {n: RoleSpec.from_dict(n, {} if r is None else r) for n, r in roles.items()}
         values["command"] = str_list(values.get("command", ()), "command")
+        if "max_runtime_s" in values:  # seconds, or a duration as --max-runtime takes it: 2h, 1h30m
+            values["max_runtime_s"] = parse_duration(values["max_runtime_s"], "max_runtime_s")
         values["tags"] = str_list(values.get("tags", ()), "tags")
         values["files"] = str_list(values.get("files", ()), "files")
         for key in ("view_acls", "modify_acls", "exclude_nodes", "docker_mounts"):

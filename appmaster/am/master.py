@@ -24,6 +24,7 @@ from appmaster.am.tasks import RESTART, RESTART_ALL, Task, TaskTable
 from appmaster.am.tensorboard import TensorBoard
 from appmaster.am.web import StatusServer
 from tfyarn import logfmt, nodegpus, protocol, taskenv, wire
+from tfyarn.fields import duration_text
 from tfyarn.renewal import Renewer
 from tfyarn.spec import JobSpec, RoleSpec
 from tfyarn.status import TaskState
@@ -232,10 +233,14 @@ class Job:
             ),
         )
 
+    def origin(self) -> float:
+        """When the job's clock started: its submission, else (no client stamp) the AM's start."""
+        return self.timeline["submitted"] or self.timeline["am_started"] or time.time()
+
     def status(self, state: str, diagnostics: str = "") -> wire.StatusDoc:
         """The job's status document: the page, `tfyarn status` and the saved history all show this."""
         now = time.time()
-        origin = self.timeline["submitted"] or self.timeline["am_started"] or now
+        origin = self.origin()
         tb = self.tensorboard
         return wire.StatusDoc(
             app_id=self.app_id,
@@ -294,6 +299,9 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
             )
             outcome = ("FAILED", why or "gang timeout")
             break
+        if spec.max_runtime_s and now - job.origin() > spec.max_runtime_s:
+            outcome = ("FAILED", over_max_runtime(spec.max_runtime_s, now - job.origin(), table))
+            break
         # The document costs tens of ms at 1,000 tasks: rebuilt when a task changed, or every
         # DOC_REFRESH_S for its clock; copied to the key-value store only on a change.
         sig = job.signature()
@@ -312,6 +320,17 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
             app.kill_container(t.container_id)
             t.state = TaskState.KILLED if t.exit_code is None else t.state
     return outcome
+
+
+def over_max_runtime(limit_s: int, elapsed_s: float, table: TaskTable) -> str:
+    """The diagnostics of a job stopped by its --max-runtime: the limit, and what was still running."""
+    running = [t.name for t in table.tasks if not t.state.is_terminal()]
+    names = ", ".join(running[:8]) + (f" and {len(running) - 8} more" if len(running) > 8 else "")
+    return (
+        f"the job ran past its maximum runtime of {duration_text(limit_s)} (max_runtime_s {limit_s}, "
+        f"--max-runtime) and was stopped {elapsed_s:.0f} s after submission"
+        + (f"; still running: {names}" if running else "")
+    )
 
 
 def save_status(body: str, user: str, app_id: str, readers: tuple[str, ...] = (), attempts: int = 4) -> None:

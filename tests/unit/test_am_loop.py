@@ -6,6 +6,7 @@ own code or the wire types, so a format drift between the wings breaks these tes
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -424,6 +425,41 @@ def test_a_task_that_never_registers_fails_the_job_naming_it_and_its_host(gang):
     assert status == "FAILED"
     assert diagnostics.startswith("1 task(s) not registered 30 s after their container started (worker:1 on node1)")
     assert sorted(g.app.killed) == ["worker_0", "worker_1"]
+
+
+# --- the --max-runtime watchdog --------------------------------------------------------------------
+def test_a_job_past_its_max_runtime_fails_naming_the_limit_and_what_still_ran(gang):
+    g = gang(framework="tensorflow", fields={"max_runtime_s": 2}, chief=1, worker=1, ps=1).up()
+    g.job.timeline["submitted"] = time.time() - 1  # its clock runs from the submission
+    am = g.run()
+    g.exit("worker:0", 0)  # one task already done: not among those still running
+    status, diagnostics = am.result()
+    assert status == "FAILED"
+    assert re.fullmatch(r"the job ran past its maximum runtime of 2s \(max_runtime_s 2, --max-runtime\) and was "
+                        r"stopped [23] s after submission; still running: chief:0, ps:0", diagnostics), diagnostics
+    assert sorted(g.app.killed) == ["chief_0", "ps_0"]
+    assert {t.name: t.state.value for t in g.job.table.tasks} == {
+        "chief:0": "KILLED", "worker:0": "SUCCEEDED", "ps:0": "KILLED"}
+    assert [e.kind for e in g.job.events.recent()] == []  # no task failed: the job's clock ended it
+
+
+def test_without_max_runtime_a_long_job_is_not_stopped(gang):
+    g = gang(worker=1).up()
+    g.job.timeline["submitted"] = time.time() - 10 * 86400  # ten days ago: no limit is no limit
+    am = g.run()
+    g.one_more_loop()
+    assert am.running
+    g.exit("worker:0", 0)
+    assert am.result()[0] == "SUCCEEDED"
+
+
+def test_the_max_runtime_diagnostics_name_at_most_eight_tasks():
+    spec = JobSpec(name="j", command=("python", "t.py"), roles={"worker": RoleSpec("worker", 12)}).validate()
+    table = TaskTable.for_job(spec)
+    text = master.over_max_runtime(5400, 5401.4, table)
+    assert text.startswith("the job ran past its maximum runtime of 1h30m (max_runtime_s 5400, --max-runtime) "
+                           "and was stopped 5401 s after submission; still running: worker:0, worker:1,")
+    assert text.endswith("worker:7 and 4 more")
 
 
 # --- GPU binding ---------------------------------------------------------------------------------

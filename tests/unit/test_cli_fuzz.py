@@ -48,6 +48,7 @@ MEMORY = st.one_of(st.builds(lambda n, u: f"{n}{u}", st.one_of(st.integers(-10, 
 
 _NUMERIC_FLAGS = ["--num-workers", "--num-ps", "--nproc-per-node", "--max-attempts", "--save-every",
                   "--download-threads", "--upload-threads", "--allocation-timeout", "--registration-timeout",
+                  "--max-runtime",
                   "--worker-vcores", "--worker-gpus", "--worker-max-restarts", "--worker-restart-backoff",
                   "--chief-vcores", "--ps-gpus", "--evaluator-max-restarts"]
 _TEXT_FLAGS = ["--name", "--queue", "--node-label", "--worker-node-label", "--tag", "--view-acl", "--modify-acl",

@@ -24,6 +24,7 @@ GOOD = [
     {"inputs": ["hdfs:///data/x", {"src": "hdfs:///data/y", "dest": "y", "mode": "shard"}],
      "outputs": ["./model:hdfs:///models/run1"]},
     {"output_mode": 750, "am_memory_mb": 1024, "env": {"A": "1"}, "docker_runtime": "executor"},
+    {"max_runtime_s": "1h30m"}, {"max_runtime_s": 600}, {"max_runtime_s": "45"},
     {"framework": "tensorflow", "roles": {"chief": {}, "worker": {}, "ps": {"restart_policy": "on-failure",
                                                             "docker_image": "tfyarn-tf:latest"}}},
 ]
@@ -33,6 +34,7 @@ BAD = [
     {"framework": "jax"},
     {"roles": {"worker": {"restart_policy": "always"}}},
     {"roles": {"worker": {"memory_mb": "lots"}}},
+    {"max_runtime_s": "an hour"}, {"max_runtime_s": -5}, {"max_runtime_s": "30m2h"},
     {"roles": {"worker": {"permanent_exit_codes": "2,3"}}},
     {"output_mode": "777x"},
     {"command": "python t.py"},  # one string, not a list

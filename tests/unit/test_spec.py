@@ -1,6 +1,7 @@
 import pytest
 
 from tfyarn.errors import SpecError
+from tfyarn.fields import duration_text, parse_duration
 from tfyarn.spec import JobSpec, RoleSpec, parse_memory
 
 
@@ -20,6 +21,32 @@ def test_parse_memory_takes_the_maximum_and_digits_only():
     assert parse_memory("1024t") == 2**30
     with pytest.raises(SpecError, match="is not a memory size"):
         parse_memory("\u0663g")  # an Arabic-Indic 3: float() takes it, a size does not
+
+
+@pytest.mark.parametrize("text,seconds", [("90", 90), ("90s", 90), ("30m", 1800), ("2h", 7200), ("1h30m", 5400),
+                                          ("1d2h3m4s", 93784), (" 2H ", 7200), (45, 45), ("0", 0)])
+def test_parse_duration(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "30m2h", "1h1h", "1.5h", "-5m", "1h 30m", "h", True, "\u0663m"])
+def test_parse_duration_refuses_what_is_not_one(text):
+    with pytest.raises(SpecError, match="--max-runtime: .* is not a duration; use e.g. 90s, 30m, 2h or 1h30m"):
+        parse_duration(text, "--max-runtime")
+
+
+@pytest.mark.parametrize("seconds", [0, 1, 59, 60, 90, 3600, 5400, 86400, 93784])
+def test_duration_text_reads_back(seconds):
+    assert parse_duration(duration_text(seconds)) == seconds
+
+
+def test_max_runtime_from_yaml_takes_seconds_or_a_duration():
+    base = {"name": "j", "command": ["python", "t.py"], "roles": {"worker": {"instances": 1}}}
+    assert JobSpec.from_dict({**base, "max_runtime_s": "1h30m"}).validate().max_runtime_s == 5400
+    assert JobSpec.from_dict({**base, "max_runtime_s": 600}).validate().max_runtime_s == 600
+    assert JobSpec.from_dict(base).validate().max_runtime_s == 0
+    with pytest.raises(SpecError, match="max_runtime_s: 'an hour' is not a duration"):
+        JobSpec.from_dict({**base, "max_runtime_s": "an hour"})
 
 
 def test_env_values_are_data_now_and_survive_the_encoded_spec():

@@ -32,6 +32,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "max_attempts",
         "allocation_timeout",
         "registration_timeout",
+        "max_runtime",
         "placement",
         "exclude_node",
         "on_event",

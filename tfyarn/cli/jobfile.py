@@ -45,6 +45,7 @@ FLAG_KEYS: dict[str, str] = {
     "tensorboard": "--tensorboard",
     "allocation_timeout_s": "--allocation-timeout",
     "registration_timeout_s": "--registration-timeout",
+    "max_runtime_s": "--max-runtime",
     "view_acls": "--view-acl",
     "modify_acls": "--modify-acl",
     "on_event": "--on-event",

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from tfyarn.errors import SpecError
+from tfyarn.fields import parse_duration
 from tfyarn.spec import parse_memory, spec_default
 
 
@@ -22,6 +23,20 @@ class Memory(click.ParamType):
             return value
         try:
             return parse_memory(value, "memory")
+        except SpecError as e:
+            self.fail(str(e).split(": ", 1)[1], param, ctx)
+
+
+class Duration(click.ParamType):
+    """A duration such as 90s, 30m, 2h or 1h30m (plain numbers are seconds), converted to seconds."""
+
+    name = "DURATION"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_duration(value, "duration")
         except SpecError as e:
             self.fail(str(e).split(": ", 1)[1], param, ctx)
 
@@ -70,5 +85,6 @@ def default_help(key: str, text: Callable[[Any], str] | None = None) -> str:
 
 
 MEMORY = Memory()
+DURATION = Duration()
 EXIT_CODES = ExitCodes()
 KEY_VALUE = KeyValue()

@@ -15,7 +15,7 @@ import click
 from tfyarn import docker, protocol
 from tfyarn.cli.helpgroups import GroupedCommand, help_all
 from tfyarn.cli.jobfile import build_spec, reworded
-from tfyarn.cli.params import EXIT_CODES, KEY_VALUE, MEMORY, default_help
+from tfyarn.cli.params import DURATION, EXIT_CODES, KEY_VALUE, MEMORY, default_help
 from tfyarn.errors import SpecError
 from tfyarn.follow import progress_line as progress_line  # re-exported: tests/unit/test_page.py
 from tfyarn.frameworks import KNOWN_ROLES as ROLES
@@ -289,6 +289,13 @@ def _role_options(f: Any) -> Any:
     metavar="SECONDS",
     help="Fail the job (releasing what it holds) unless YARN allocates all its containers in time. "
     + default_help("allocation_timeout_s"),
+)
+@click.option(
+    "--max-runtime",
+    type=DURATION,
+    default=None,
+    help="Fail the job this long after submission (90s, 30m, 2h, 1h30m), stopping every task: a job "
+    "that hangs or runs away ends instead of holding its containers. 0: no limit. [default: 0]",
 )
 @click.option(
     "--registration-timeout",
