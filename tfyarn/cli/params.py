@@ -13,30 +13,20 @@ from tfyarn.fields import parse_duration
 from tfyarn.spec import parse_memory, spec_default
 
 
-class Memory(click.ParamType):
-    """A memory size such as 512m or 4g, converted to MiB."""
+class Parsed(click.ParamType):
+    """A value one of the spec's parsers reads (a memory size, a duration), converted to its whole number.
 
-    name = "SIZE"
+    The parser's SpecError, less the name it was given, becomes click's "Invalid value for '--flag'" line.
+    """
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int):
-            return value
-        try:
-            return parse_memory(value, "memory")
-        except SpecError as e:
-            self.fail(str(e).split(": ", 1)[1], param, ctx)
-
-
-class Duration(click.ParamType):
-    """A duration such as 90s, 30m, 2h or 1h30m (plain numbers are seconds), converted to seconds."""
-
-    name = "DURATION"
+    def __init__(self, name: str, parse: Callable[[str | int, str], int]) -> None:
+        self.name, self.parse = name, parse
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int):
             return value
         try:
-            return parse_duration(value, "duration")
+            return self.parse(value, self.name)
         except SpecError as e:
             self.fail(str(e).split(": ", 1)[1], param, ctx)
 
@@ -84,7 +74,7 @@ def default_help(key: str, text: Callable[[Any], str] | None = None) -> str:
     return f"[default: {word(spec_default(key))}]"
 
 
-MEMORY = Memory()
-DURATION = Duration()
+MEMORY = Parsed("SIZE", parse_memory)  # 512m, 4g -> MiB
+DURATION = Parsed("DURATION", parse_duration)  # 90s, 30m, 2h, 1h30m -> seconds
 EXIT_CODES = ExitCodes()
 KEY_VALUE = KeyValue()
