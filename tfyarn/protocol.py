@@ -85,6 +85,7 @@ ENV_NPROC_PER_NODE = "TFYARN_NPROC_PER_NODE"  # pytorch: processes in this conta
 ENV_STAGING = "TFYARN_STAGING"  # this task's inputs, shard and outputs, encode_env()d
 ENV_TENSORBOARD_URI = "TFYARN_TENSORBOARD_URI"  # --tensorboard: where this task's summaries are mirrored
 ENV_PREVIOUS_ADDRESS = "TFYARN_PREVIOUS_ADDRESS"  # a restarted task's old host:port, reused where it can
+ENV_PROGRESS_TIMEOUT = "TFYARN_PROGRESS_TIMEOUT"  # seconds: the hang watchdog's limit (appmaster.executor.watchdog)
 # The job's --env settings, encode_env()d: set by the executor on the user process, never written
 # into YARN's launch script (which quotes nothing: a value such as $(cmd) would run there).
 ENV_USER_ENV = "TFYARN_USER_ENV"
@@ -262,5 +263,6 @@ RECORD_CONTAINER = "container"
 # Executor exit codes that are not the user command's own.
 EXIT_STAGING_FAILED = 121  # inputs could not be staged: the user command never started
 EXIT_OUTPUT_FAILED = 122  # the command succeeded but its outputs could not be published
+EXIT_NO_PROGRESS = 123  # the hang watchdog stopped the command: no progress for progress_timeout_s
 EXIT_COMMAND_NOT_FOUND = 127  # as a shell reports it
 STDERR_TAIL_LINES = 20  # lines of a failed task's stderr carried into diagnostics

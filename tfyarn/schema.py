@@ -31,6 +31,7 @@ _SPECIAL: dict[str, dict[str, Any]] = {
     "am_memory_mb": _MEMORY,
     "output_mode": {"type": ["string", "integer"], "pattern": "^0?[0-7]{3}$"},
     "max_runtime_s": {"type": ["integer", "string"], "minimum": 0, "pattern": _DURATION},
+    "progress_timeout_s": {"type": ["integer", "string"], "minimum": 0, "pattern": _DURATION},
     "permanent_exit_codes": {
         "anyOf": [
             {"type": "integer"},

@@ -40,6 +40,7 @@ __all__ = ["JobSpec", "RoleSpec", "InputSpec", "OutputSpec", "parse_memory", "sh
 RESTART_POLICIES = ("never", "on-failure", "all")  # see RoleSpec.restart_policy
 PYTHON_ENVS = ("auto", "local", "packed")  # see tfyarn.envchoice, tfyarn.plan.PlanContext and tfyarn.pyenv
 PLACEMENTS = ("yarn", "spread", "pack")  # see tfyarn.placement
+NO_PROGRESS_ROLES = ("ps", "evaluator")  # the job's progress_timeout_s skips them (JobSpec.progress_timeout_for)
 _HOST_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
 _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,62}")  # role names: also YARN service names
 
@@ -94,6 +95,7 @@ class RoleSpec:
     restart_backoff_s: int = 2
     permanent_exit_codes: tuple[int, ...] = ()
     docker_image: str = ""  # this role's tasks run in this image; "": the job's docker_image (if any)
+    progress_timeout_s: int = 0  # the hang watchdog for this role's tasks; 0: the job's (see JobSpec)
 
     def validate(self) -> None:
         where = _role_where(self.name)
@@ -114,6 +116,7 @@ class RoleSpec:
         check_int(self.max_restarts, f"{where}.max_restarts", 0)
         check_int(self.restart_backoff_s, f"{where}.restart_backoff_s", 0)
         check_image(self.docker_image, f"{where}.docker_image")
+        check_int(self.progress_timeout_s, f"{where}.progress_timeout_s", 0)
         for code in self.permanent_exit_codes:
             if isinstance(code, bool) or not isinstance(code, int) or not 0 < code < 256:
                 raise SpecError(f"{where}.permanent_exit_codes: {show(code)} is not an exit code (1-255)")
@@ -133,6 +136,9 @@ class RoleSpec:
         if "memory_mb" in values:
             values["memory_mb"] = parse_memory(values["memory_mb"], f"roles.{name}.memory_mb")
         values["command"] = str_list(values.get("command", ()), f"roles.{name}.command")
+        if "progress_timeout_s" in values:
+            key = f"roles.{name}.progress_timeout_s"
+            values["progress_timeout_s"] = parse_duration(values["progress_timeout_s"], key)
         codes = values.get("permanent_exit_codes", ()) or ()
         if isinstance(codes, (int, str)) and not isinstance(codes, bool):
             codes = [codes]
@@ -258,6 +264,9 @@ class JobSpec:
     allocation_timeout_s: int = 300  # every container allocated within this, or the job fails (gang)
     registration_timeout_s: int = 900  # each task registered (inputs staged) this long after allocation
     max_runtime_s: int = 0  # the job fails, everything stopped, this long after submission; 0 = no limit
+    # A task that shows no progress (tfyarn.report calls, else output) this long is stopped and fails,
+    # and its restart policy applies; every role but ps and evaluator (a role's own setting wins); 0 = off.
+    progress_timeout_s: int = 0
     view_acls: tuple[str, ...] = ()  # users besides the owner who may view the job (YARN ACL)
     modify_acls: tuple[str, ...] = ()  # users besides the owner who may kill it
     on_event: str = ""  # a /bin/sh command the AM runs per job event, its JSON on stdin (appmaster.am.events)
@@ -268,6 +277,15 @@ class JobSpec:
     docker_runtime: str = "auto"  # auto | executor (`docker run` by the executor) | yarn (YARN's Docker runtime)
     docker_mounts: tuple[str, ...] = ()  # SRC:DST[:ro], besides the task's own dir
     docker_env: dict[str, str] = field(default_factory=dict)  # set inside the image only
+
+    def progress_timeout_for(self, role: str) -> int:
+        """Seconds without progress after which a ``role`` task is stopped; 0: never.
+
+        A parameter server serves and an evaluator waits for checkpoints: neither
+        shows training progress, so they get the job's setting only by their own.
+        """
+        own = self.roles[role].progress_timeout_s
+        return own or (0 if role in NO_PROGRESS_ROLES else self.progress_timeout_s)
 
     def image_for(self, role: str) -> str:
         """The image ``role``'s tasks run in; "" runs them on the node, as without Docker."""
@@ -338,6 +356,7 @@ class JobSpec:
         check_int(self.allocation_timeout_s, "allocation_timeout_s", 1)
         check_int(self.registration_timeout_s, "registration_timeout_s", 1)
         check_int(self.max_runtime_s, "max_runtime_s", 0)
+        check_int(self.progress_timeout_s, "progress_timeout_s", 0)
         for key in ("view_acls", "modify_acls"):
             for user in check_tuple(getattr(self, key), key):
                 if user != "*" and not (isinstance(user, str) and _USER_RE.fullmatch(user)):
@@ -421,8 +440,9 @@ class JobSpec:
             raise SpecError("roles: expected a mapping of role name to role settings")
         values["roles"] = {n: RoleSpec.from_dict(n, {} if r is None else r) for n, r in roles.items()}
         values["command"] = str_list(values.get("command", ()), "command")
-        if "max_runtime_s" in values:  # seconds, or a duration as --max-runtime takes it: 2h, 1h30m
-            values["max_runtime_s"] = parse_duration(values["max_runtime_s"], "max_runtime_s")
+        for key in ("max_runtime_s", "progress_timeout_s"):  # seconds, or a duration such as 2h, 1h30m
+            if key in values:
+                values[key] = parse_duration(values[key], key)
         values["tags"] = str_list(values.get("tags", ()), "tags")
         values["files"] = str_list(values.get("files", ()), "files")
         for key in ("view_acls", "modify_acls", "exclude_nodes", "docker_mounts"):

@@ -107,6 +107,8 @@ def task_env(job: JobSpec, role: str, index: int, app_id: str, previous_address:
     }
     if job.env:
         env[protocol.ENV_USER_ENV] = protocol.encode_env(dict(job.env))
+    if timeout := job.progress_timeout_for(role):
+        env[protocol.ENV_PROGRESS_TIMEOUT] = str(timeout)
     if job.tensorboard:
         env[protocol.ENV_TENSORBOARD_URI] = f"{tensorboard_uri(app_id)}/{role}-{index}"
     if previous_address:

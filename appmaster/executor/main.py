@@ -26,6 +26,7 @@ from appmaster.executor.monitor import Monitor, Timeline
 from appmaster.executor.restore import restore_outputs
 from appmaster.executor.staging import publish_outputs, publish_snapshot, stage_inputs
 from appmaster.executor.threads import thread_env
+from appmaster.executor.watchdog import Watchdog
 from tfyarn import frameworks, logfmt, nodegpus, protocol, renewal, taskenv, wire
 from tfyarn.spec import JobSpec
 from tfyarn.taskenv import StagingPlan
@@ -243,7 +244,13 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
             log.error(str(e))
             return report_exit(app, role, index, process.Outcome(protocol.EXIT_COMMAND_NOT_FOUND, f"tfyarn: {e}"))
     timeline.stamp("process_started")
-    outcome = process.run(command, env, stop)
+    watchdog = None
+    if timeout := int(os.environ.get(protocol.ENV_PROGRESS_TIMEOUT, "0") or 0):
+        watchdog = Watchdog(name, timeout, monitor, stop)
+        watchdog.start()
+    outcome = process.run(command, env, stop, on_output=watchdog.saw_output if watchdog else None)
+    if watchdog:
+        outcome = watchdog.finish(outcome)
     if in_docker:
         dockertask.remove(box)
         outcome = _explained(outcome, role)

@@ -83,6 +83,15 @@ def parse_event(line: str) -> tuple[str, float] | None:
     return stage, when
 
 
+def parse_heartbeat(line: str) -> dict[str, Any] | None:
+    """A tfyarn.report.progress()/metric() line ({"progress": true, ...}), or None if it is not one."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) and record.get("progress") is True else None
+
+
 class Monitor(threading.Thread):
     def __init__(
         self,
@@ -100,6 +109,11 @@ class Monitor(threading.Thread):
         self.events_file, self.devices, self.tb_dir, self.tb_uri = events_file, devices, tb_dir, tb_uri
         self.offset = 0
         self.stopped = threading.Event()
+        # What the hang watchdog reads: when a report last arrived (monotonic), and whether the script
+        # sends heartbeats (progress/metric), after which its output no longer counts as progress.
+        self.last_report = 0.0
+        self.last_report_what = ""
+        self.heartbeats = False
 
     def run(self) -> None:
         last_slow = 0.0
@@ -129,6 +143,12 @@ class Monitor(threading.Thread):
             event = parse_event(line)
             if event:  # a torn, foreign or implausible line is skipped
                 self.timeline.stamp(*event)
+                self.last_report, self.last_report_what = time.monotonic(), f"tfyarn.report {event[0]}"
+            elif (beat := parse_heartbeat(line)) is not None:
+                self.heartbeats = True
+                step = beat.get("step")
+                self.last_report = time.monotonic()
+                self.last_report_what = "tfyarn.report.progress()" + (f" at step {step}" if step is not None else "")
 
     def _telemetry(self) -> None:
         sample = gpus.telemetry(self.devices)

@@ -26,9 +26,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import FrameType
+from typing import BinaryIO
 
 from tfyarn import protocol
 
@@ -189,12 +190,15 @@ class _Tail:
         return "\n".join([*self.lines, *([self.partial] if self.partial else [])][-(self.lines.maxlen or 1) :])
 
 
-def _pump(fd: int, tail: _Tail) -> None:
-    """Copy the child's stderr to ours as it comes, chunk by chunk, keeping a tail."""
+def _pump(fd: int, sink: BinaryIO, tail: _Tail | None, on_output: Callable[[], None] | None) -> None:
+    """Copy one of the child's streams to ours as it comes, chunk by chunk, keeping a tail of stderr."""
     while chunk := os.read(fd, _READ_CHUNK):
-        sys.stderr.buffer.write(chunk)
-        sys.stderr.flush()
-        tail.feed(chunk)
+        sink.write(chunk)
+        sink.flush()
+        if tail:
+            tail.feed(chunk)
+        if on_output:
+            on_output()
     os.close(fd)
 
 
@@ -208,29 +212,49 @@ def _cannot_run(command: Sequence[str], e: OSError) -> Outcome:
     return Outcome(protocol.EXIT_COMMAND_NOT_FOUND if missing else EXIT_CANNOT_EXECUTE, msg)
 
 
-def run(command: Sequence[str], env: dict[str, str], stop: StopSignals | None = None) -> Outcome:
-    """Run ``command`` to its end; its exit code, or 128+N if the executor got signal N meanwhile."""
+def run(
+    command: Sequence[str],
+    env: dict[str, str],
+    stop: StopSignals | None = None,
+    on_output: Callable[[], None] | None = None,
+) -> Outcome:
+    """Run ``command`` to its end; its exit code, or 128+N if the executor got signal N meanwhile.
+
+    ``on_output`` (the hang watchdog's) is called whenever the command writes: its stdout is then
+    passed through a pipe as its stderr always is; without it, stdout is the executor's own.
+    """
     stop = stop or StopSignals().install()
     if stop.signum:  # told to stop before the command could start
         return Outcome(128 + stop.signum, f"stopped by signal {stop.signum} before the command started", stop.signum)
     become_subreaper()
-    read_fd, write_fd = os.pipe()
+    tail = _Tail(protocol.STDERR_TAIL_LINES)
+    pipes: list[tuple[tuple[int, int], BinaryIO, _Tail | None]] = [(os.pipe(), sys.stderr.buffer, tail)]
+    if on_output:
+        pipes.append((os.pipe(), sys.stdout.buffer, None))
     stop.running = True
     try:
         try:
-            child = subprocess.Popen(list(command), env=env, stderr=write_fd)
+            child = subprocess.Popen(
+                list(command), env=env, stderr=pipes[0][0][1], stdout=pipes[1][0][1] if on_output else None
+            )
         except OSError as e:
-            os.close(read_fd)
+            for (read_fd, _), _, _ in pipes:
+                os.close(read_fd)
             return _cannot_run(command, e)
         finally:
-            os.close(write_fd)
+            for (_, write_fd), _, _ in pipes:
+                os.close(write_fd)
         stop.child_pid = child.pid
-        tail = _Tail(protocol.STDERR_TAIL_LINES)
-        pumper = threading.Thread(target=_pump, args=(read_fd, tail), daemon=True)
-        pumper.start()
+        pumpers = [
+            threading.Thread(target=_pump, args=(read_fd, sink, kept, on_output), daemon=True)
+            for (read_fd, _), sink, kept in pipes
+        ]
+        for pumper in pumpers:
+            pumper.start()
         code = child.wait()
         stop_descendants(grace_s=2.0)  # leftovers of a finished command get a short grace
-        pumper.join(timeout=5)
+        for pumper in pumpers:
+            pumper.join(timeout=5)
     finally:
         stop.running, stop.child_pid = False, 0
     # A child killed by signal N reports -N; shells report 128+N.

@@ -33,6 +33,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "allocation_timeout",
         "registration_timeout",
         "max_runtime",
+        "progress_timeout",
         "placement",
         "exclude_node",
         "on_event",
@@ -51,6 +52,7 @@ ROLE_SETTINGS = (
     "restart_backoff",
     "permanent_exit_codes",
     "docker_image",
+    "progress_timeout",
 )
 
 

@@ -46,6 +46,7 @@ FLAG_KEYS: dict[str, str] = {
     "allocation_timeout_s": "--allocation-timeout",
     "registration_timeout_s": "--registration-timeout",
     "max_runtime_s": "--max-runtime",
+    "progress_timeout_s": "--progress-timeout",
     "view_acls": "--view-acl",
     "modify_acls": "--modify-acl",
     "on_event": "--on-event",
@@ -73,6 +74,7 @@ FLAG_KEYS: dict[str, str] = {
             ("restart_backoff_s", "restart-backoff"),
             ("permanent_exit_codes", "permanent-exit-codes"),
             ("docker_image", "docker-image"),
+            ("progress_timeout_s", "progress-timeout"),
         )
     },
 }

@@ -21,11 +21,18 @@ from tfyarn.follow import progress_line as progress_line  # re-exported: tests/u
 from tfyarn.frameworks import KNOWN_ROLES as ROLES
 from tfyarn.frameworks import NAMES as FRAMEWORKS
 from tfyarn.nodegpus import GPU
-from tfyarn.spec import INPUT_MODES, PLACEMENTS, RESTART_POLICIES, TENSORBOARD_AM_MEMORY_MB
+from tfyarn.spec import INPUT_MODES, NO_PROGRESS_ROLES, PLACEMENTS, RESTART_POLICIES, TENSORBOARD_AM_MEMORY_MB
 
 
 def _role_options(f: Any) -> Any:
     for role in reversed(ROLES):
+        f = click.option(
+            f"--{role}-progress-timeout",
+            type=DURATION,
+            default=None,
+            help=f"Stop a {role} task that shows no progress this long (as --progress-timeout); "
+            + ("it wins over --progress-timeout." if role not in NO_PROGRESS_ROLES else "--progress-timeout skips it."),
+        )(f)
         f = click.option(
             f"--{role}-docker-image",
             default=None,
@@ -296,6 +303,14 @@ def _role_options(f: Any) -> Any:
     default=None,
     help="Fail the job this long after submission (90s, 30m, 2h, 1h30m), stopping every task: a job "
     "that hangs or runs away ends instead of holding its containers. 0: no limit. [default: 0]",
+)
+@click.option(
+    "--progress-timeout",
+    type=DURATION,
+    default=None,
+    help="Stop a task that shows no progress this long (90s, 30m, 2h); it fails, and its restart policy "
+    "applies. Progress: a tfyarn.report call, or, for a script that reports nothing, new output on stdout "
+    "or stderr. Every role but ps and evaluator (their own --ps-/--evaluator-progress-timeout). 0: off. [default: 0]",
 )
 @click.option(
     "--registration-timeout",
