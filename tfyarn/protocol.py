@@ -132,6 +132,7 @@ KV_SNAPSHOT_PREFIX = f"{KV_PREFIX}snapshot/"  # + task name: the last snapshot p
 KV_GPUS_PREFIX = f"{KV_PREFIX}gpus/"  # + task name: the GPU indices the AM bound it to (JSON list)
 KV_EVENTS_PREFIX = f"{KV_PREFIX}events/"  # + task name: {stage: epoch seconds} of its startup timeline
 KV_TELEMETRY_PREFIX = f"{KV_PREFIX}telemetry/"  # + task name: its GPUs' utilisation and memory (JSON)
+KV_PROGRESS_PREFIX = f"{KV_PREFIX}progress/"  # + task name: its script's last heartbeat and metrics (JSON)
 # Not under KV_PREFIX, so no scan of the job's records reads it: the AM's renewed delegation tokens,
 # a whole credentials file (appmaster.renewal). Secret: never shown, logged or saved.
 KV_TOKENS = "tfyarn-secret/hdfs-tokens"
@@ -203,6 +204,10 @@ def kv_task_telemetry(role: str, index: int) -> str:
     return f"{KV_TELEMETRY_PREFIX}{task_name(role, index)}"
 
 
+def kv_task_progress(role: str, index: int) -> str:
+    return f"{KV_PROGRESS_PREFIX}{task_name(role, index)}"
+
+
 # --- the AM's web pages (skein's UI proxies them under <tracking URL>pages/<route>/) ---
 # They listen on loopback only: skein's Java AM, in the same container, proxies them, and nobody on
 # the network can reach them around the ResourceManager's proxy and the job's view ACL.
@@ -251,6 +256,7 @@ def kv_task_keys(role: str, index: int) -> tuple[str, ...]:
         kv_task_events(role, index),
         kv_task_gpus(role, index),
         kv_task_telemetry(role, index),
+        kv_task_progress(role, index),
         kv_task_snapshot(role, index),
     )
 

@@ -168,6 +168,17 @@ class GpuSample(Wire):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Progress(Wire):
+    """A task's latest tfyarn.report heartbeat: when, at which step, and its metrics."""
+
+    WHAT = "progress"
+    time: float  # when the executor received it, epoch seconds
+    step: int | None = None
+    metrics: dict[str, float] = field(default_factory=dict)  # each metric's newest value
+    series: dict[str, tuple[float, ...]] = field(default_factory=dict)  # each metric's recent values, oldest first
+
+
+@dataclass(frozen=True, kw_only=True)
 class TaskStatus(Wire):
     """One task as the status document shows it: only what users may read, never the AM's bookkeeping."""
 
@@ -194,6 +205,7 @@ class TaskStatus(Wire):
     history: tuple[str, ...] = ()
     log_url: str = ""
     logs_dir_url: str = ""
+    progress: Progress | None = None
 
 
 @dataclass(frozen=True)
@@ -345,6 +357,15 @@ class TelemetryRecord(Wire):
 
 
 @dataclass(frozen=True)
+class ProgressRecord(Wire):
+    """kv_task_progress: the task's last heartbeat and metrics, as the executor last published them."""
+
+    WHAT = "progress record"
+    progress: Progress
+    container: str | None = None
+
+
+@dataclass(frozen=True)
 class ExitRecord(Wire):
     """kv_task_exit: how the task's command ended; the AM decides the task on it."""
 
@@ -372,6 +393,7 @@ class TaskRecords:
     events: EventsRecord | None = None
     telemetry: TelemetryRecord | None = None
     exit: ExitRecord | None = None
+    progress: ProgressRecord | None = None
 
     @classmethod
     def read(cls, kv: dict[str, bytes], role: str, index: int, container: str) -> TaskRecords:
@@ -382,6 +404,7 @@ class TaskRecords:
             ("events", protocol.kv_task_events(role, index), EventsRecord),
             ("telemetry", protocol.kv_task_telemetry(role, index), TelemetryRecord),
             ("exit", protocol.kv_task_exit(role, index), ExitRecord),
+            ("progress", protocol.kv_task_progress(role, index), ProgressRecord),
         ):
             raw = kv.get(key)
             if raw:

@@ -100,6 +100,8 @@ def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
             task.timeline.update(mine.events.stages)
         if mine.telemetry:
             task.telemetry = mine.telemetry.gpus
+        if mine.progress:
+            task.progress = mine.progress.progress
         record = mine.exit
         if record and task.exit_code is None and task.state != TaskState.RESTARTING:
             task.exit_code, task.stderr_tail = record.code, record.stderr_tail
@@ -228,6 +230,7 @@ class Job:
                     tuple(t.gpus),
                     t.gpu_binding,
                     repr(t.telemetry),
+                    t.progress.time if t.progress else 0.0,
                 )
                 for t in self.table.tasks
             ),

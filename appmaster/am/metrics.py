@@ -89,6 +89,25 @@ def render(doc: StatusDoc) -> str:
         "Bytes of the task's --input.",
         [({**job, "task": t.name}, t.staging_bytes or 0) for t in staged if t.staging_bytes is not None],
     )
+    beating = [(t, t.progress) for t in doc.tasks if t.progress]
+    out += _family(
+        "tfyarn_task_last_progress_timestamp_seconds",
+        "gauge",
+        "When the task's script last reported progress (tfyarn.report), epoch seconds.",
+        [({**job, "task": t.name}, p.time) for t, p in beating],
+    )
+    out += _family(
+        "tfyarn_task_step",
+        "gauge",
+        "The training step the task's script last reported.",
+        [({**job, "task": t.name}, p.step) for t, p in beating if p.step is not None],
+    )
+    out += _family(
+        "tfyarn_task_metric",
+        "gauge",
+        "The newest value of each metric the task's script reported (tfyarn.report.metric).",
+        [({**job, "task": t.name, "metric": name}, v) for t, p in beating for name, v in p.metrics.items()],
+    )
     gpus = [(t, g) for t in doc.tasks for g in t.telemetry]
     out += _family(
         "tfyarn_gpu_utilization_percent",

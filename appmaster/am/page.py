@@ -62,6 +62,45 @@ def _logs_cell(task: TaskStatus) -> str:
     )
 
 
+def _progress_cell(task: TaskStatus, now: float) -> str:
+    """The script's last heartbeat: its step and how long ago (what --progress-timeout watches)."""
+    p = task.progress
+    if p is None:
+        return '<td class="muted">-</td>'
+    step = f"step {p.step}" if p.step is not None else "heartbeat"
+    return (
+        f'<td class="progress">{escape(step)} <span class="muted">{_duration(max(0.0, now - p.time))} ago</span></td>'
+    )
+
+
+def sparkline(values: tuple[float, ...], width: int = 120, height: int = 24) -> str:
+    """An inline SVG polyline of ``values`` (no script, no external asset)."""
+    if len(values) < 2:
+        return ""
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    step = width / (len(values) - 1)
+    points = " ".join(
+        f"{i * step:.1f},{height - 2 - (v - low) / span * (height - 4):.1f}" for i, v in enumerate(values)
+    )
+    return (
+        f'<svg class="spark" width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
+        f'<polyline fill="none" stroke="#0a58ca" stroke-width="1.5" points="{points}"/></svg>'
+    )
+
+
+def metric_rows(doc: StatusDoc) -> list[str]:
+    """One table row per (task, metric) the scripts reported: its newest value and recent trend."""
+    rows = []
+    for t in doc.tasks:
+        for name, value in t.progress.metrics.items() if t.progress else ():
+            series = t.progress.series.get(name, ()) if t.progress else ()
+            rows.append(
+                f'<tr class="metric">{_cell(t.name)}{_cell(name)}<td>{value:.6g}</td><td>{sparkline(series)}</td></tr>'
+            )
+    return rows
+
+
 def timeline_rows(doc: StatusDoc) -> list[tuple[float, str, str]]:
     """(time, stage, task or "job") for every stamped stage, in time order."""
     rows = [(t, stage, "job") for stage, t in doc.timeline.items() if t]
@@ -107,7 +146,7 @@ def render(doc: StatusDoc) -> str:
 
     out.append(
         '<h2>Tasks</h2><table id="tasks"><tr><th>Task</th><th>Host</th><th>Container</th><th>State</th>'
-        "<th>Restarts</th><th>Exit code</th><th>GPUs</th><th>Staging</th><th>Logs</th></tr>"
+        "<th>Restarts</th><th>Exit code</th><th>GPUs</th><th>Staging</th><th>Progress</th><th>Logs</th></tr>"
     )
     for t in doc.tasks:
         staging = f"{t.staging_s:.1f}s" if t.staging_s is not None else None
@@ -115,9 +154,16 @@ def render(doc: StatusDoc) -> str:
             f'<tr class="task" data-task="{escape(t.name)}">{_cell(t.name)}{_cell(t.host)}'
             f'{_cell(t.yarn_container_id)}<td class="state {escape(t.state.value)}">'
             f"{escape(t.state.value)}</td>{_cell(t.restarts)}{_cell(t.exit_code)}"
-            f"{_gpu_cell(t)}{_cell(staging)}{_logs_cell(t)}</tr>"
+            f"{_gpu_cell(t)}{_cell(staging)}{_progress_cell(t, doc.time)}{_logs_cell(t)}</tr>"
         )
     out.append("</table>")
+    if rows := metric_rows(doc):
+        out.append(
+            '<h2>Metrics</h2><table id="metrics-table">'
+            "<tr><th>Task</th><th>Metric</th><th>Last</th><th>Recent</th></tr>"
+        )
+        out += rows
+        out.append("</table>")
 
     out.append(
         '<h2>Startup timeline</h2><table id="timeline"><tr><th>Time</th><th>+s</th><th>Stage</th><th>Task</th></tr>'

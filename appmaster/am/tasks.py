@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from tfyarn import protocol
 from tfyarn.spec import JobSpec, RoleSpec
 from tfyarn.status import TaskState
-from tfyarn.wire import GpuSample, TaskStatus
+from tfyarn.wire import GpuSample, Progress, TaskStatus
 
 RESTART = "restart"  # this task, in a new container
 RESTART_ALL = "restart-all"  # every task, with a fresh rendezvous
@@ -43,6 +43,7 @@ class Task:
     restarts: int = 0
     timeline: dict[str, float] = field(default_factory=dict)  # stage -> epoch seconds
     telemetry: tuple[GpuSample, ...] = ()  # per GPU: its last sample
+    progress: Progress | None = None  # its script's last heartbeat (tfyarn.report.progress/metric)
     requested_at: float | None = None  # when its current container was asked for
     restart_at: float | None = None  # RESTARTING: when to ask for the new container
     previous_address: str = ""  # where it ran before a restart (it rejoins there if it can)
@@ -79,6 +80,7 @@ class Task:
             gpu_binding=self.gpu_binding,
             timeline=dict(self.timeline),
             telemetry=self.telemetry,
+            progress=self.progress,
             history=tuple(self.history),
             log_url=log_url,
             logs_dir_url=logs_dir_url,
@@ -96,7 +98,7 @@ class Task:
         self.container_id = self.yarn_container_id = self.host = self.node_http_address = self.address = ""
         self.staging_s = self.staging_bytes = self.exit_code = self.requested_at = None
         self.stderr_tail = self.exit_message = self.gpu_binding = ""
-        self.gpus, self.telemetry, self.timeline = [], (), {}
+        self.gpus, self.telemetry, self.timeline, self.progress = [], (), {}, None
 
 
 @dataclass

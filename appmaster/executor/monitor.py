@@ -8,6 +8,7 @@ in one place the AM's TensorBoard reads. Nothing here may fail the task.
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import math
@@ -92,6 +93,47 @@ def parse_heartbeat(line: str) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and record.get("progress") is True else None
 
 
+SERIES_MAX = 40  # recent values kept per metric (the page's sparkline)
+METRICS_MAX = 16  # metrics kept per task: a script that names one per step must not grow the document
+
+
+class ProgressLog:
+    """The heartbeats a script sent: the newest step and metric values, and each metric's recent values."""
+
+    def __init__(self) -> None:
+        self.time = 0.0
+        self.step: int | None = None
+        self.series: dict[str, collections.deque[float]] = {}
+        self.changed = False
+
+    def add(self, beat: dict[str, Any]) -> int | None:
+        """Take one heartbeat line; the step it reached (None when it gave none)."""
+        self.time, self.changed = time.time(), True
+        step = beat.get("step")
+        if isinstance(step, int) and not isinstance(step, bool):
+            self.step = step
+        metrics = beat.get("metrics")
+        for name, value in metrics.items() if isinstance(metrics, dict) else ():
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+                continue
+            name = str(name)[:MAX_STAGE_CHARS]
+            if name in self.series or len(self.series) < METRICS_MAX:
+                self.series.setdefault(name, collections.deque(maxlen=SERIES_MAX)).append(float(value))
+        return self.step
+
+    def take(self) -> wire.Progress | None:
+        """A record of what is new since the last take, or None."""
+        if not self.changed:
+            return None
+        self.changed = False
+        return wire.Progress(
+            time=self.time,
+            step=self.step,
+            metrics={n: v[-1] for n, v in self.series.items()},
+            series={n: tuple(v) for n, v in self.series.items()},
+        )
+
+
 class Monitor(threading.Thread):
     def __init__(
         self,
@@ -114,6 +156,7 @@ class Monitor(threading.Thread):
         self.last_report = 0.0
         self.last_report_what = ""
         self.heartbeats = False
+        self.progress = ProgressLog()
 
     def run(self) -> None:
         last_slow = 0.0
@@ -121,6 +164,7 @@ class Monitor(threading.Thread):
             self._forward_events()
             if time.monotonic() - last_slow >= SLOW_EVERY_S:
                 last_slow = time.monotonic()
+                self._publish_progress()
                 self._telemetry()
                 self._tensorboard()
 
@@ -129,6 +173,7 @@ class Monitor(threading.Thread):
         self.stopped.set()
         self.join(timeout=60)
         self._forward_events()
+        self._publish_progress()
         self._tensorboard()
 
     def _forward_events(self) -> None:
@@ -146,9 +191,20 @@ class Monitor(threading.Thread):
                 self.last_report, self.last_report_what = time.monotonic(), f"tfyarn.report {event[0]}"
             elif (beat := parse_heartbeat(line)) is not None:
                 self.heartbeats = True
-                step = beat.get("step")
+                step = self.progress.add(beat)
                 self.last_report = time.monotonic()
                 self.last_report_what = "tfyarn.report.progress()" + (f" at step {step}" if step is not None else "")
+
+    def _publish_progress(self) -> None:
+        """The newest heartbeat to the AM (status page, `status --json`), when there is a new one."""
+        record = self.progress.take()
+        if record is not None:
+            try:
+                container = os.environ.get(protocol.ENV_YARN_CONTAINER_ID, "")
+                doc = wire.ProgressRecord(progress=record, container=container).to_json().encode()
+                self.app.kv[protocol.kv_task_progress(self.role, self.index)] = doc
+            except Exception as e:  # the AM may be gone at the very end
+                log.warning(f"could not report progress: {e}")
 
     def _telemetry(self) -> None:
         sample = gpus.telemetry(self.devices)

@@ -42,4 +42,6 @@ def test_a_stalled_task_is_stopped_restarted_and_then_fails_the_job_naming_it(cl
     tasks = {t["name"]: t for t in status_json(out["app_id"])["tasks"]}
     assert tasks["worker:1"]["restarts"] == 1 and "(exit code 123)" in tasks["worker:1"]["history"][0], tasks
     assert tasks["worker:0"]["restarts"] == 0, tasks  # its peer kept training, untouched
+    beat = tasks["worker:0"]["progress"]  # its heartbeats, forwarded to the AM and kept in status.json
+    assert beat["step"] > 10 and beat["metrics"] == {"loss": 0.5} and beat["series"] == {"loss": [0.5]}, beat
     assert wait_none_left(out["app_id"]) == []

@@ -87,7 +87,9 @@ def test_status_page_in_chromium_through_the_yarn_proxy(cluster, yarn_apps):
             tasks = doc.get("tasks") or []
             ready = (len(tasks) == 4 and all(t["state"] == "RUNNING" for t in tasks)
                      and (doc.get("tensorboard") or {}).get("state") == "running"
-                     and any("first_step" in t["timeline"] for t in tasks))
+                     and any("first_step" in t["timeline"] for t in tasks)
+                     and any(len(((t.get("progress") or {}).get("series") or {}).get("loss", ())) >= 2
+                             for t in tasks if t["name"] == "chief:0"))  # the example reports its loss
             return doc if ready else None
 
         doc = wait_for("training with TensorBoard up", training)
@@ -110,6 +112,14 @@ def test_status_page_in_chromium_through_the_yarn_proxy(cluster, yarn_apps):
             assert set(hosts.values()) <= {"localhost", "127.0.0.2"}, hosts
             stages = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "#timeline td:nth-child(3)")]
             assert {"submitted", "am_started", "allocated", "registered", "rendezvous", "first_step"} <= set(stages)
+            # The chief's loss (tfyarn.report.metric): its newest value and a sparkline of the recent ones.
+            metric_rows = [[c.text for c in r.find_elements(By.TAG_NAME, "td")]
+                           for r in driver.find_elements(By.CSS_SELECTOR, "#metrics-table tr.metric")]
+            assert [r[:2] for r in metric_rows] == [["chief:0", "loss"]], metric_rows
+            assert float(metric_rows[0][2]) > 0, metric_rows
+            assert driver.find_elements(By.CSS_SELECTOR, "#metrics-table svg.spark polyline"), "no sparkline"
+            progress = driver.find_element(By.CSS_SELECTOR, '#tasks tr[data-task="chief:0"] td.progress').text
+            assert progress.startswith("step ") and progress.endswith(" ago"), progress
             driver.save_screenshot(str(ARTIFACTS / "status_page.png"))
             # Prometheus text, linked from the page, through the same proxy, read by Prometheus's own parser.
             metrics_url = driver.find_element(By.ID, "metrics").get_attribute("href")
@@ -121,6 +131,8 @@ def test_status_page_in_chromium_through_the_yarn_proxy(cluster, yarn_apps):
             assert {k: v for k, v in tasks.items() if v} == {("chief", "RUNNING"): 1, ("worker", "RUNNING"): 2,
                                                              ("ps", "RUNNING"): 1}, tasks
             assert [s.labels["state"] for s in families["tfyarn_job_state"].samples] == ["RUNNING"]
+            assert [(s.labels["task"], s.labels["metric"]) for s in families["tfyarn_task_metric"].samples] == [
+                ("chief:0", "loss")]
             assert {s.labels["app_id"] for f in families.values() for s in f.samples} == {app}
             for text in [driver.page_source, json.dumps(doc), scraped.stdout] + [
                     subprocess.run(["curl", "-s", protocol.status_page_url(doc["tracking_url"]) + protocol.API_STATUS],

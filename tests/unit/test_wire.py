@@ -321,11 +321,13 @@ def test_the_readme_lists_exactly_the_public_fields():
     tables = _readme_tables()
     names = {title: [row[0].strip("`") for row in rows] for title, rows in tables.items()}
     assert sorted(names) == sorted(["Job", "Task (`tasks[]`)", "GPU sample (`tasks[].telemetry[]`)",
-                                    "TensorBoard (`tensorboard`)", "Output (`outputs[]`)"])
+                                    "Progress (`tasks[].progress`)", "TensorBoard (`tensorboard`)",
+                                    "Output (`outputs[]`)"])
     assert sorted(names["Job"]) == sorted({"schema_version", *wire.REPORT_FIELDS, *wire.AM_FIELDS})
     assert sorted(names["Job"]) == sorted(JobStatus(_report(), doc()).to_dict())
     assert names["Task (`tasks[]`)"] == list(wire.public_fields(TaskStatus))
     assert names["GPU sample (`tasks[].telemetry[]`)"] == list(wire.public_fields(GpuSample))
+    assert names["Progress (`tasks[].progress`)"] == list(wire.public_fields(wire.Progress))
     assert names["TensorBoard (`tensorboard`)"] == list(wire.public_fields(TensorBoardStatus))
     assert names["Output (`outputs[]`)"] == list(wire.public_fields(OutputStatus))
     source = {row[0].strip("`"): row[2] for row in tables["Job"]}

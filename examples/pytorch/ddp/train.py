@@ -17,10 +17,13 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 
-try:  # tfyarn's status page shows when the first step ended; a no-op elsewhere
-    from tfyarn.report import first_step
+try:  # tfyarn's status page shows when the first step ended and the loss; no-ops elsewhere
+    from tfyarn.report import first_step, metric
 except ImportError:
     def first_step() -> None:
+        pass
+
+    def metric(name: str, value: float, step: int | None = None) -> None:
         pass
 
 def main() -> None:
@@ -78,6 +81,7 @@ def main() -> None:
             if steps == 1:
                 first_step()
         losses.append(total / len(loader))
+        metric("loss", losses[-1], step=epoch)  # each rank's own; also --progress-timeout's heartbeat
         if rank == 0:
             print(f"epoch {epoch}: loss {losses[-1]:.4f}", flush=True)
     elapsed = time.time() - t0

@@ -19,10 +19,13 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import tf_keras as keras  # noqa: E402  (Keras 2: works with ParameterServerStrategy)
 
-try:  # tfyarn's status page shows when the first step ended; a no-op elsewhere
-    from tfyarn.report import first_step
+try:  # tfyarn's status page shows when the first step ended and the loss; no-ops elsewhere
+    from tfyarn.report import first_step, metric
 except ImportError:
     def first_step() -> None:
+        pass
+
+    def metric(name: str, value: float, step: int | None = None) -> None:
         pass
 
 FEATURES = 8
@@ -97,6 +100,7 @@ def main() -> None:
         coordinator.join()
         losses.append(float(np.mean([r.fetch() for r in results])))
         print(f"epoch {epoch}: loss {losses[-1]:.4f}", flush=True)
+        metric("loss", losses[-1], step=epoch)  # also the hang watchdog's heartbeat (--progress-timeout)
         if writer:
             with writer.as_default():
                 tf.summary.scalar("loss", losses[-1], step=epoch)
