@@ -12,6 +12,7 @@ import time
 from html import escape
 from typing import Any
 
+from appmaster.am import gantt
 from tfyarn import protocol
 from tfyarn.wire import StatusDoc, TaskStatus
 
@@ -165,13 +166,15 @@ def render(doc: StatusDoc) -> str:
         out += rows
         out.append("</table>")
 
+    out.append(f"<h2>Startup timeline</h2>{gantt.render(doc)}")
     out.append(
-        '<h2>Startup timeline</h2><table id="timeline"><tr><th>Time</th><th>+s</th><th>Stage</th><th>Task</th></tr>'
+        '<details><summary>Every stage, in time order</summary><table id="timeline">'
+        "<tr><th>Time</th><th>+s</th><th>Stage</th><th>Task</th></tr>"
     )
     for when, stage, who in timeline_rows(doc):
         offset = f"{when - origin:.1f}" if origin else "-"
         out.append(f"<tr><td>{_t(when)}</td><td>{offset}</td><td>{escape(stage)}</td><td>{escape(who)}</td></tr>")
-    out.append("</table>")
+    out.append("</table></details>")
     for t in doc.tasks:
         if t.stderr_tail:
             out.append(f"<h2>{escape(t.name)}: end of stderr</h2><pre>{escape(t.stderr_tail)}</pre>")

@@ -110,8 +110,19 @@ def test_status_page_in_chromium_through_the_yarn_proxy(cluster, yarn_apps):
             for name, cells in seen.items():
                 assert cells[1] == hosts[name] and cells[3] == "RUNNING", cells  # host (its own node), state
             assert set(hosts.values()) <= {"localhost", "127.0.0.2"}, hosts
-            stages = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "#timeline td:nth-child(3)")]
+            # The stage table is folded under the chart: read its cells' text, shown or not.
+            stages = [r.get_attribute("textContent")
+                      for r in driver.find_elements(By.CSS_SELECTOR, "#timeline td:nth-child(3)")]
             assert {"submitted", "am_started", "allocated", "registered", "rendezvous", "first_step"} <= set(stages)
+            # The Gantt chart: a labelled row per task, drawn (Chromium lays the SVG out), each task with its
+            # phases and the running ones with a training bar.
+            chart = driver.find_element(By.ID, "gantt")
+            assert chart.is_displayed() and chart.size["height"] > 5 * 16, chart.size
+            labels = [t.text for t in chart.find_elements(By.CSS_SELECTOR, "text.label")]
+            assert labels == ["job", *(t["name"] for t in doc["tasks"])], labels
+            assert len(chart.find_elements(By.CSS_SELECTOR, "rect.bar.training")) == 4
+            assert len(chart.find_elements(By.CSS_SELECTOR, "rect.bar.localizing")) == 4
+            chart.screenshot(str(ARTIFACTS / "gantt.png"))
             # The chief's loss (tfyarn.report.metric): its newest value and a sparkline of the recent ones.
             metric_rows = [[c.text for c in r.find_elements(By.TAG_NAME, "td")]
                            for r in driver.find_elements(By.CSS_SELECTOR, "#metrics-table tr.metric")]
