@@ -20,7 +20,7 @@ from typing import Any
 
 import skein
 
-from tfyarn import credentials, hadoop_env, protocol, rmnodes, skeindriver
+from tfyarn import credentials, hadoop_env, history, protocol, rmnodes, skeindriver
 from tfyarn.admission import (
     NodeCapacity,
     SchedulerLimits,
@@ -38,7 +38,7 @@ from tfyarn.follow import follow
 from tfyarn.plan import TAG, PlanContext, plan, renewal_for
 from tfyarn.rest import FetchError, fetch, fetch_json, get
 from tfyarn.spec import JobSpec
-from tfyarn.status import JobReport, job_state, trim_diagnostics
+from tfyarn.status import JobReport, yarn_report
 from tfyarn.wire import SnapshotRecord, StatusDoc, TaskStatus, WireError
 
 DRIVER_EXIT_S = 5.0  # how long close() lets skein's driver exit by itself (it takes ~0.5 s idle)
@@ -156,7 +156,7 @@ class Client:
         host, port = hadoop_env.rm_address(self.hadoop.conf_dir)
         return TfyarnError(
             f"application {app_id} is not known to the ResourceManager at {host}:{port}; check the "
-            "id (`tfyarn list` shows the jobs it knows; it forgets old ones)"
+            "id (`tfyarn history` lists your jobs, those the RM has forgotten included)"
         )
 
     # -- submission -----------------------------------------------------------
@@ -272,9 +272,34 @@ class Client:
 
     # -- following ------------------------------------------------------------
     def report(self, app_id: str) -> JobReport:
-        with _skein_errors(self._unknown(app_id)):
-            r = self._skein.application_report(app_id)
-        return _job_report(r)
+        """YARN's report; for a job the RM has forgotten, what its saved status document says (tfyarn.history)."""
+        unknown = self._unknown(app_id)
+        try:
+            with _skein_errors(unknown):
+                return yarn_report(self._skein.application_report(app_id))
+        except TfyarnError as e:
+            doc = history.read_saved(credentials.user_name(self.hadoop.conf_dir), app_id) if e is unknown else None
+            if doc is None:
+                raise
+            return history.report_of(doc)
+
+    def history(self, user: str = "") -> tuple[list[history.HistoryEntry], list[str]]:
+        """The RM's tfyarn jobs and those ``user`` (default: you) saved on HDFS, newest first; and warnings.
+
+        An unreachable RM leaves the saved jobs, an unreadable HDFS the RM's: each says so in a warning.
+        """
+        user = user or credentials.user_name(self.hadoop.conf_dir)
+        reports, docs, warnings = [], {}, []
+        try:
+            reports = [r for r in self.list_jobs() if r.user == user]
+        except TfyarnError as e:
+            warnings.append(f"the ResourceManager did not answer ({e}): only the jobs saved on HDFS are listed")
+        try:
+            docs = history.saved_docs(user)
+        except Exception as e:
+            where = protocol.job_dir(user, "").rstrip("/")
+            warnings.append(f"could not list {where} ({type(e).__name__}: {e}): only the RM's jobs are listed")
+        return history.entries(reports, docs), warnings
 
     def wait(
         self,
@@ -296,7 +321,7 @@ class Client:
         with _skein_errors():
             apps = self._skein.get_applications(states=_ALL_APP_STATES)
         return sorted(
-            (_job_report(a) for a in apps if TAG in (a.tags or ())), key=lambda r: r.start_time_ms, reverse=True
+            (yarn_report(a) for a in apps if TAG in (a.tags or ())), key=lambda r: r.start_time_ms, reverse=True
         )
 
     def status_doc(self, app_id: str) -> StatusDoc | None:
@@ -423,11 +448,17 @@ class Client:
     def _aggregating(self, app_id: str) -> bool:
         """Whether YARN is still collecting the logs of ended job ``app_id``."""
         data = fetch_json(f"{hadoop_env.rm_web(self.hadoop.conf_dir)}/ws/v1/cluster/apps/{app_id}")
-        state = ((data or {}).get("app") or {}).get("logAggregationStatus")
+        if data is None:  # the RM does not know it (any more): nothing is aggregating
+            return False
+        state = (data.get("app") or {}).get("logAggregationStatus")
         return state in (None, "NOT_START", "RUNNING")
 
     def _yarn_logs(self, app_id: str, *args: str) -> str:
         proc = subprocess.run(["yarn", "logs", "-applicationId", app_id, *args], capture_output=True, text=True)
+        if proc.returncode != 0 and "-appOwner" not in args:  # a job the RM forgot: its owner finds its logs
+            rep = self.report(app_id)
+            if not rep.yarn_state:
+                return self._yarn_logs(app_id, *args, "-appOwner", rep.user)
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
             raise TfyarnError(f"`yarn logs` failed for {app_id}: {last}")
@@ -463,26 +494,3 @@ def _log_contents(text: str) -> str:
         elif inside:
             body.append(line)
     return "".join(body)
-
-
-def _job_report(r: Any) -> JobReport:
-    state, final = str(r.state), str(r.final_status)
-    return JobReport(
-        app_id=r.id,
-        name=r.name,
-        state=job_state(state, final),
-        yarn_state=state,
-        final_status=final,
-        diagnostics=trim_diagnostics(r.diagnostics or ""),
-        diagnostics_full=(r.diagnostics or "").strip(),
-        tracking_url=r.tracking_url or "",
-        queue=r.queue,
-        user=r.user,
-        start_time_ms=_ms(r.start_time),
-        finish_time_ms=_ms(r.finish_time),
-        tags=tuple(sorted(r.tags or ())),
-    )
-
-
-def _ms(t: object) -> int:
-    return int(t.timestamp() * 1000) if t is not None else 0  # type: ignore[attr-defined]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 _APP_ID = re.compile(r"^application_\d+_\d+$")
 
@@ -123,3 +124,27 @@ class JobReport:
             if tag.startswith("framework:"):
                 return tag.split(":", 1)[1]
         return "?"
+
+
+def yarn_report(r: Any) -> JobReport:
+    """A JobReport from skein's ApplicationReport ``r`` (YARN's word on a job)."""
+    state, final = str(r.state), str(r.final_status)
+    return JobReport(
+        app_id=r.id,
+        name=r.name,
+        state=job_state(state, final),
+        yarn_state=state,
+        final_status=final,
+        diagnostics=trim_diagnostics(r.diagnostics or ""),
+        diagnostics_full=(r.diagnostics or "").strip(),
+        tracking_url=r.tracking_url or "",
+        queue=r.queue,
+        user=r.user,
+        start_time_ms=_ms(r.start_time),
+        finish_time_ms=_ms(r.finish_time),
+        tags=tuple(sorted(r.tags or ())),
+    )
+
+
+def _ms(t: object) -> int:
+    return int(t.timestamp() * 1000) if t is not None else 0  # type: ignore[attr-defined]

@@ -39,7 +39,8 @@ def status(app_id: str, as_json: bool) -> None:
         click.echo(JobStatus(rep, doc).to_json(indent=2))
         return
     click.echo(
-        f"{rep.app_id}  {rep.name}  {rep.framework}  {rep.state.value}  (YARN {rep.yarn_state}/{rep.final_status})"
+        f"{rep.app_id}  {rep.name}  {rep.framework}  {rep.state.value}  "
+        + (f"(YARN {rep.yarn_state}/{rep.final_status})" if rep.yarn_state else "(the RM has forgotten it: from HDFS)")
     )
     click.echo(f"Queue: {rep.queue}  User: {rep.user}  Tracking URL: {rep.tracking_url}")
     if not rep.state.is_terminal():

@@ -24,6 +24,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "wait": ("tfyarn.cli.wait_cmd", "wait", "Follow a job to its end (re-attach after submit or Ctrl-C)."),
     "status": ("tfyarn.cli.jobs_cmd", "status", "Show a job's state and its tasks."),
     "list": ("tfyarn.cli.jobs_cmd", "list_", "List tfyarn jobs."),
+    "history": ("tfyarn.cli.history_cmd", "history", "Your jobs, those the RM has forgotten included."),
     "kill": ("tfyarn.cli.jobs_cmd", "kill", "Kill a running job."),
     "save": ("tfyarn.cli.jobs_cmd", "save", "Snapshot a running job's outputs to HDFS now."),
     "fetch": ("tfyarn.cli.fetch_cmd", "fetch", "Copy a job's outputs (or an HDFS path) here."),
