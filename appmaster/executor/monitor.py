@@ -178,17 +178,20 @@ class Monitor(threading.Thread):
 
     def _forward_events(self) -> None:
         try:
-            with open(self.events_file) as f:
+            with open(self.events_file, "rb") as f:
                 f.seek(self.offset)
-                lines = f.readlines()
-                self.offset = f.tell()
+                data = f.read()
         except OSError:
             return
-        for line in lines:
+        whole = data.rfind(b"\n") + 1  # a last line without its newline is still being written: next time
+        self.offset += whole
+        for line in data[:whole].decode(errors="replace").splitlines():
             event = parse_event(line)
             if event:  # a torn, foreign or implausible line is skipped
                 self.timeline.stamp(*event)
-                self.last_report, self.last_report_what = time.monotonic(), f"tfyarn.report {event[0]}"
+                stage = event[0]
+                what = "tfyarn.report.first_step()" if stage == "first_step" else f"tfyarn.report.milestone({stage!r})"
+                self.last_report, self.last_report_what = time.monotonic(), what
             elif (beat := parse_heartbeat(line)) is not None:
                 self.heartbeats = True
                 step = self.progress.add(beat)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -73,3 +74,32 @@ def test_prometheus_has_each_tasks_step_metrics_and_last_progress():
     assert [(s.labels["metric"], s.value) for s in families["tfyarn_task_metric"]] == [("loss", 0.5), ("val_loss", 0.75)]
     assert [s.value for s in families["tfyarn_task_step"]] == [12]
     assert [s.value for s in families["tfyarn_task_last_progress_timestamp_seconds"]] == [104.0]
+
+
+def test_the_monitor_forwards_heartbeats_to_the_key_value_store_and_tells_the_watchdog(tmp_path, monkeypatch):
+    from appmaster.executor.monitor import Monitor, Timeline
+    from tests.fakes import FakeApp
+    from tfyarn import protocol
+
+    monkeypatch.setenv(protocol.ENV_YARN_CONTAINER_ID, "container_1_0001_01_000002")
+    app = FakeApp()
+    events = tmp_path / "events"
+    events.write_text(json.dumps({"stage": "first_step", "time": time.time()}) + "\n")
+    monitor = Monitor(app, "worker", 1, Timeline(app, "worker", 1), str(events), [])
+    monitor._forward_events()
+    assert (monitor.heartbeats, monitor.last_report_what) == (False, "tfyarn.report.first_step()")
+    monitor._publish_progress()
+    assert protocol.kv_task_progress("worker", 1) not in app.kv  # no heartbeat yet: nothing to publish
+    with events.open("a") as f:
+        f.write(json.dumps({"progress": True, "time": 1.0e9, "step": 42, "metrics": {"loss": 0.25}}) + "\n")
+        f.write('{"progress": true, "step": 4')  # torn: the script is still writing it
+    monitor._forward_events()
+    assert monitor.heartbeats and monitor.last_report_what == "tfyarn.report.progress() at step 42"
+    monitor._publish_progress()
+    record = ProgressRecord.from_json(app.kv[protocol.kv_task_progress("worker", 1)])
+    assert (record.progress.step, record.progress.metrics, record.container) == (
+        42, {"loss": 0.25}, "container_1_0001_01_000002")
+    with events.open("a") as f:
+        f.write('3}\n')  # the torn line, finished: read whole, once
+    monitor._forward_events()
+    assert monitor.last_report_what == "tfyarn.report.progress() at step 43"
