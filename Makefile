@@ -17,8 +17,9 @@ demo: $(VENV)/.installed
 test integration: NODES = 2
 # Then the Kerberos suite (tests/kerberos) on a Kerberized cluster of its own: same ports, so after the
 # plain cluster is stopped.
+# --durations: the 30 slowest tests, so a run that grows shows where its time went.
 test: lint wheel-check up browser docker
-	$(PY) -m pytest tests -ra
+	$(PY) -m pytest tests -ra --durations=30
 	$(MAKE) test-kerberos
 
 # tests/kerberos only: `cluster up --kerberos --nodes 2` in $$TFYARN_KERBEROS_CLUSTER_DIR (default
