@@ -23,6 +23,7 @@ log = logging.getLogger("tfyarn.history")
 
 _APP_DIR = re.compile(r"application_\d+_\d+")
 SOURCES = ("yarn", "hdfs", "both")  # who knows the job: the RM, a saved document, or both
+SOURCE_NAMES = {"yarn": "RM", "hdfs": "HDFS", "both": "RM, HDFS"}  # as the table and the page show them
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tfyarn import protocol
-from tfyarn.history import HistoryEntry
+from tfyarn.history import SOURCE_NAMES, HistoryEntry
 from tfyarn.wire import StatusDoc
 
 _JOB = re.compile(r"^job/(application_\d+_\d+)(/.*)?$")
@@ -78,7 +78,7 @@ def index_html(jobs: list[HistoryEntry], nodes: list[Any], warnings: list[str], 
             f"{escape(e.app_id)}</a></td><td>{escape(e.name)}</td><td>{escape(e.framework)}</td>"
             f'<td class="{escape(e.state)}">{escape(e.state)}</td><td>{escape(e.queue)}</td>'
             f"<td>{_when(e.start_time)}</td><td>{duration}</td><td>{'-' if e.tasks is None else e.tasks}</td>"
-            f"<td>{'-' if e.gpus is None else e.gpus}</td><td>{escape(e.source)}</td></tr>"
+            f"<td>{'-' if e.gpus is None else e.gpus}</td><td>{escape(SOURCE_NAMES[e.source])}</td></tr>"
         )
     out.append(f'</table><p class="muted">Updated {_when(now)}.</p></body></html>')
     return "\n".join(out)

@@ -39,6 +39,7 @@ def test_the_front_page_shows_who_holds_each_gpu_and_links_every_job():
     assert 'data-host="node-2"><td>node-2</td><td>LOST</td><td>0/4</td>' in html
     assert [m for m in re.findall(r'<tr class="job" data-app="([^"]+)">', html)] == ["application_1_0001", APP]
     assert f'<a href="job/{APP}/">' in html and "Warning: the ResourceManager did not answer" in html
+    assert re.search(rf'data-app="{APP}">.*<td>HDFS</td></tr>', html) and "<td>RM, HDFS</td>" not in html
 
 
 def test_routes_render_the_saved_page_its_json_and_metrics():

@@ -10,7 +10,7 @@ import click
 
 from tfyarn.cli.params import DURATION
 from tfyarn.cli.table import table
-from tfyarn.history import HistoryEntry, select
+from tfyarn.history import SOURCE_NAMES, HistoryEntry, select
 from tfyarn.status import JobState
 from tfyarn.wire import StatusDoc
 
@@ -20,7 +20,7 @@ COLUMNS = ("APPLICATION", "NAME", "FRAMEWORK", "STATE", "QUEUE", "STARTED", "DUR
 def _row(e: HistoryEntry) -> list[str]:
     started = datetime.fromtimestamp(e.start_time).strftime("%Y-%m-%d %H:%M:%S") if e.start_time else "-"
     duration = "-" if e.duration_s is None else f"{e.duration_s:.0f}s"
-    known = {"yarn": "RM", "hdfs": "HDFS", "both": "RM, HDFS"}[e.source]
+    known = SOURCE_NAMES[e.source]
     return [
         e.app_id,
         e.name,
