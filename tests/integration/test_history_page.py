@@ -7,13 +7,18 @@ import uuid
 from tests.integration.conftest import TFYARN, app_id_from, status_json, tfyarn, wait_for
 from tests.integration.test_status_page import ARTIFACTS, browser
 
-SLEEPER = "import time, tfyarn.report; tfyarn.report.first_step(); time.sleep(25)"
+# Runs until the test lets it end (a file outside /tmp, which node 2's containers have private).
+GO = ARTIFACTS / "history-page-go"
+SLEEPER = ("import os, time, tfyarn.report\ntfyarn.report.first_step()\nt0 = time.time()\n"
+           f"while not os.path.exists({str(GO)!r}) and time.time() - t0 < 300: time.sleep(0.5)\n")
 
 
 def test_history_page_shows_the_gpus_running_jobs_hold_and_a_finished_jobs_page(cluster, yarn_apps):
     from selenium.webdriver.common.by import By
 
     marker = f"hist-{uuid.uuid4().hex[:6]}"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    GO.unlink(missing_ok=True)
     apps = {}
     for gpus in (1, 2):
         sub = tfyarn("submit", "--name", f"{marker}-{gpus}", "--worker-gpus", str(gpus), "--worker-memory", "256m",
@@ -49,6 +54,7 @@ def test_history_page_shows_the_gpus_running_jobs_hold_and_a_finished_jobs_page(
             assert used >= 3, held  # the RM's count: these two jobs' 3 GPUs at least
             driver.save_screenshot(str(ARTIFACTS / "history_gpus.png"))
 
+            GO.touch()  # the jobs end now, SUCCEEDED
             for app in apps.values():
                 assert tfyarn("wait", app, timeout=180).returncode == 0
             driver.get(url)
@@ -70,5 +76,6 @@ def test_history_page_shows_the_gpus_running_jobs_hold_and_a_finished_jobs_page(
         finally:
             driver.quit()
     finally:
+        GO.touch()
         server.terminate()
         server.wait(timeout=30)
