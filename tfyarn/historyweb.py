@@ -144,9 +144,11 @@ class HistoryServer:
         return 404, "text/plain", b"not found\n"
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
+        from appmaster.am.web import Replier
+
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(Replier):
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
                 bare = self.path.split("?", 1)[0]
                 if _JOB.fullmatch(bare.strip("/")) and "/" not in bare.strip("/")[4:] and not bare.endswith("/"):
@@ -156,17 +158,8 @@ class HistoryServer:
                     self.end_headers()
                     return
                 try:
-                    code, ctype, body = server.respond(self.path)
+                    self.reply(*server.respond(self.path))
                 except Exception as e:  # one failed read must not take the server down
-                    code, ctype, body = 500, "text/plain", f"{type(e).__name__}: {e}\n".encode()
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("Cache-Control", "no-store")
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
+                    self.reply(500, "text/plain", f"{type(e).__name__}: {e}\n".encode())
 
         return Handler

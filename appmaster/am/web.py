@@ -17,6 +17,21 @@ from tfyarn import protocol
 from tfyarn.wire import StatusDoc
 
 
+class Replier(BaseHTTPRequestHandler):
+    """A GET handler's base: whole replies that no cache keeps, and no access log (the job's log is for the job)."""
+
+    def reply(self, code: int, ctype: str, body: bytes) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
 class StatusServer:
     def __init__(self, host: str):
         self.host = host
@@ -54,31 +69,20 @@ class StatusServer:
     def close(self) -> None:
         self._httpd.shutdown()
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
+    def _handler(self) -> type[Replier]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(Replier):
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
                 path = self.path.split("?", 1)[0].strip("/")
                 html, body = server._page()
                 if path == "":
-                    self._send(200, "text/html; charset=utf-8", html)
+                    self.reply(200, "text/html; charset=utf-8", html)
                 elif path == protocol.API_STATUS:
-                    self._send(200, "application/json", body)
+                    self.reply(200, "application/json", body)
                 elif path == protocol.API_METRICS:
-                    self._send(200, metrics.CONTENT_TYPE, server._metrics())
+                    self.reply(200, metrics.CONTENT_TYPE, server._metrics())
                 else:
-                    self._send(404, "text/plain", b"not found\n")
-
-            def _send(self, code: int, ctype: str, body: bytes) -> None:
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("Cache-Control", "no-store")
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:  # keep the AM log for the job
-                pass
+                    self.reply(404, "text/plain", b"not found\n")
 
         return Handler
