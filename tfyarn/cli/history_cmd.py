@@ -91,7 +91,7 @@ def serve(host: str, port: int, user: str) -> None:
     It reads YARN and HDFS with your credentials; anyone who reaches the port
     sees what you may see, so it listens on loopback unless --host says otherwise.
     """
-    from tfyarn.cli.nodes_cmd import _rm_nodes, _running_docs, merge
+    from tfyarn.cli.nodes_cmd import cluster_nodes, merge, running_jobs
     from tfyarn.client import Client
     from tfyarn.errors import TfyarnError
     from tfyarn.historyweb import HistoryServer
@@ -101,7 +101,7 @@ def serve(host: str, port: int, user: str) -> None:
         def load_index() -> tuple[list[HistoryEntry], list[object], list[str]]:
             jobs, warnings = client.history(user)
             try:
-                views: list[object] = list(merge(_rm_nodes(client), _running_docs(client)))
+                views: list[object] = list(merge(cluster_nodes(client), running_jobs(client)))
             except TfyarnError as e:
                 views, warnings = [], [*warnings, f"no GPU overview: {e}"]
             return jobs, views, warnings

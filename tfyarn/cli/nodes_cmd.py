@@ -144,7 +144,7 @@ def render(views: list[NodeView]) -> list[str]:
     return lines
 
 
-def _running_docs(client: Client) -> list[tuple[JobReport, StatusDoc]]:
+def running_jobs(client: Client) -> list[tuple[JobReport, StatusDoc]]:
     """Each running tfyarn job with its AM's status document (jobs whose AM serves none yet: said on stderr)."""
     out = []
     for rep in client.list_jobs():
@@ -158,7 +158,7 @@ def _running_docs(client: Client) -> list[tuple[JobReport, StatusDoc]]:
     return out
 
 
-def _rm_nodes(client: Client) -> list[NodeCapacity]:
+def cluster_nodes(client: Client) -> list[NodeCapacity]:
     from tfyarn import hadoop_env, rmnodes
     from tfyarn.errors import TfyarnError, UnreachableError
 
@@ -187,7 +187,7 @@ def nodes(as_json: bool) -> None:
     from tfyarn.client import Client
 
     with Client() as client:
-        rm_nodes = _rm_nodes(client)
-        jobs = _running_docs(client)
+        rm_nodes = cluster_nodes(client)
+        jobs = running_jobs(client)
     views = merge(rm_nodes, jobs)
     click.echo(to_json(views) if as_json else "\n".join(render(views)))
