@@ -82,7 +82,7 @@ def _start_skein() -> skein.Client:
                 log_level="info",
                 principal=os.environ.get(protocol.ENV_PRINCIPAL) or None,
                 keytab=os.environ.get(protocol.ENV_KEYTAB) or None,
-                java_options=hadoop_env.java_krb5_options(),
+                java_options=hadoop_env.driver_java_options(),
             )
         except subprocess.CalledProcessError as e:
             err.seek(0)

@@ -17,6 +17,8 @@ from typing import Any
 ENV_CLUSTER_DIR = "TFYARN_CLUSTER_DIR"  # where `tfyarn cluster` keeps a local cluster
 ENV_DEFAULTS = "TFYARN_DEFAULTS"  # the per-user defaults file (tfyarn.cli.jobfile.defaults_path)
 ENV_OWN_DRIVER = "TFYARN_OWN_DRIVER"  # set: never reuse a skein global driver (tfyarn.skeindriver)
+ENV_SKEIN_CONFIG = "SKEIN_CONFIG"  # skein's config dir (credentials, global driver); `cluster env` sets it
+ENV_SKEIN_DRIVER_JAVA_OPTIONS = "SKEIN_DRIVER_JAVA_OPTIONS"  # skein's: extra JVM flags for its driver
 ENV_PREFIX = "TFYARN"  # click's auto_envvar_prefix: TFYARN_<COMMAND>_<OPTION> sets a flag's default
 ENV_JAR_CACHE = "TFYARN_JAR_CACHE"  # where the Hadoop jars are cached
 ENV_HADOOP_CONF_DIR = "HADOOP_CONF_DIR"  # the Hadoop client config the client reads (YARN sets it on containers too)
@@ -85,6 +87,8 @@ ENV_NPROC_PER_NODE = "TFYARN_NPROC_PER_NODE"  # pytorch: processes in this conta
 ENV_STAGING = "TFYARN_STAGING"  # this task's inputs, shard and outputs, encode_env()d
 ENV_TENSORBOARD_URI = "TFYARN_TENSORBOARD_URI"  # --tensorboard: where this task's summaries are mirrored
 ENV_PREVIOUS_ADDRESS = "TFYARN_PREVIOUS_ADDRESS"  # a restarted task's old host:port, reused where it can
+# elastic pytorch workers: "MIN:MAX:RESTARTS", torchrun's --nnodes MIN:MAX and --max-restarts
+ENV_ELASTIC = "TFYARN_ELASTIC"
 ENV_PROGRESS_TIMEOUT = "TFYARN_PROGRESS_TIMEOUT"  # seconds: the hang watchdog's limit (appmaster.executor.watchdog)
 # The job's --env settings, encode_env()d: set by the executor on the user process, never written
 # into YARN's launch script (which quotes nothing: a value such as $(cmd) would run there).
@@ -133,6 +137,10 @@ KV_GPUS_PREFIX = f"{KV_PREFIX}gpus/"  # + task name: the GPU indices the AM boun
 KV_EVENTS_PREFIX = f"{KV_PREFIX}events/"  # + task name: {stage: epoch seconds} of its startup timeline
 KV_TELEMETRY_PREFIX = f"{KV_PREFIX}telemetry/"  # + task name: its GPUs' utilisation and memory (JSON)
 KV_PROGRESS_PREFIX = f"{KV_PREFIX}progress/"  # + task name: its script's last heartbeat and metrics (JSON)
+KV_MEMBERSHIP_PREFIX = f"{KV_PREFIX}membership/"  # + task name: an elastic task's last rendezvous round (JSON)
+# In an elastic job's cluster view (KV_CLUSTER), under this pseudo-role: the c10d rendezvous store's
+# "host:port", hosted by the AM (appmaster.am.rendezvous). Role names start with a letter: no clash.
+VIEW_RENDEZVOUS = "_rendezvous"
 # Not under KV_PREFIX, so no scan of the job's records reads it: the AM's renewed delegation tokens,
 # a whole credentials file (appmaster.renewal). Secret: never shown, logged or saved.
 KV_TOKENS = "tfyarn-secret/hdfs-tokens"
@@ -248,6 +256,10 @@ STAGES = (
 STAGE_RESTORED = "restored"  # only a restarted output task that got its latest snapshot (--resume)
 
 
+def kv_task_membership(role: str, index: int) -> str:
+    return f"{KV_MEMBERSHIP_PREFIX}{task_name(role, index)}"
+
+
 def kv_task_keys(role: str, index: int) -> tuple[str, ...]:
     """Every key one incarnation of a task writes or reads; cleared before it restarts."""
     return (
@@ -257,6 +269,7 @@ def kv_task_keys(role: str, index: int) -> tuple[str, ...]:
         kv_task_gpus(role, index),
         kv_task_telemetry(role, index),
         kv_task_progress(role, index),
+        kv_task_membership(role, index),
         kv_task_snapshot(role, index),
     )
 

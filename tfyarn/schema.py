@@ -32,6 +32,7 @@ _SPECIAL: dict[str, dict[str, Any]] = {
     "output_mode": {"type": ["string", "integer"], "pattern": "^0?[0-7]{3}$"},
     "max_runtime_s": {"type": ["integer", "string"], "minimum": 0, "pattern": _DURATION},
     "progress_timeout_s": {"type": ["integer", "string"], "minimum": 0, "pattern": _DURATION},
+    "below_min_timeout_s": {"type": ["integer", "string"], "minimum": 1, "pattern": _DURATION},
     "permanent_exit_codes": {
         "anyOf": [
             {"type": "integer"},

@@ -62,6 +62,10 @@ def why_not(conf_dir: Path, environ: dict[str, str] | None = None) -> str | None
     conf = theirs.get(protocol.ENV_HADOOP_CONF_DIR, "")
     if not conf or Path(conf).resolve() != conf_dir.resolve():
         return f"the global driver serves {protocol.ENV_HADOOP_CONF_DIR}={conf or '(unset)'}, not {conf_dir}"
+    user = protocol.ENV_HADOOP_USER_NAME
+    if (env.get(user) or None) != (theirs.get(user) or None):  # simple auth: the driver acts as its own user
+        mine, its = env.get(user) or "(unset)", theirs.get(user) or "(unset)"
+        return f"this command acts as {user}={mine}, the global driver as {its}"
     if hadoop_env.kerberized(conf_dir):
         # It acts as whoever it logged in as when it started: not necessarily this command's user.
         return "the cluster is Kerberized, and the global driver keeps the login it started with"

@@ -8,7 +8,6 @@ cluster; ``tfyarn.plan`` turns a valid spec into a YARN application.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any
@@ -24,7 +23,6 @@ from tfyarn.fields import (
     check_int,
     check_keys,
     check_output_mode,
-    check_str,
     check_tags,
     check_text,
     check_tuple,
@@ -34,8 +32,9 @@ from tfyarn.fields import (
     show,
     str_list,
 )
+from tfyarn.iospec import INPUT_MODES, InputSpec, OutputSpec, split_pair
 
-__all__ = ["JobSpec", "RoleSpec", "InputSpec", "OutputSpec", "parse_memory", "show", "split_pair"]
+__all__ = ["INPUT_MODES", "JobSpec", "RoleSpec", "InputSpec", "OutputSpec", "parse_memory", "show", "split_pair"]
 
 RESTART_POLICIES = ("never", "on-failure", "all")  # see RoleSpec.restart_policy
 PYTHON_ENVS = ("auto", "local", "packed")  # see tfyarn.envchoice, tfyarn.plan.PlanContext and tfyarn.pyenv
@@ -71,6 +70,7 @@ def _sub(cls: Any, data: Any, where: str) -> Any:
 
 
 TENSORBOARD_AM_MEMORY_MB = 512  # added to the AM container when it also runs TensorBoard
+ELASTIC_AM_MEMORY_MB = 768  # added when the AM hosts an elastic job's rendezvous store (a torch process)
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,16 @@ class RoleSpec:
     permanent_exit_codes: tuple[int, ...] = ()
     docker_image: str = ""  # this role's tasks run in this image; "": the job's docker_image (if any)
     progress_timeout_s: int = 0  # the hang watchdog for this role's tasks; 0: the job's (see JobSpec)
+    # Elastic (pytorch workers, torchrun's --nnodes MIN:MAX): training starts once this many have
+    # registered and goes on with anywhere from this many to `instances`; late containers join at
+    # the next rendezvous round, lost ones are replaced alone (restart_policy on-failure) or not
+    # (never). 0: not elastic, the whole gang starts together.
+    min_instances: int = 0
+    below_min_timeout_s: int = 300  # elastic: the job fails when fewer than min_instances train this long
+
+    @property
+    def elastic(self) -> bool:
+        return self.min_instances > 0
 
     def validate(self) -> None:
         where = _role_where(self.name)
@@ -117,6 +127,18 @@ class RoleSpec:
         check_int(self.restart_backoff_s, f"{where}.restart_backoff_s", 0)
         check_image(self.docker_image, f"{where}.docker_image")
         check_int(self.progress_timeout_s, f"{where}.progress_timeout_s", 0)
+        check_int(self.min_instances, f"{where}.min_instances", 0)
+        check_int(self.below_min_timeout_s, f"{where}.below_min_timeout_s", 1)
+        if self.min_instances > self.instances:
+            raise SpecError(
+                f"{where}.min_instances: {self.min_instances} is more than instances ({self.instances}); "
+                "give MIN:MAX with MIN <= MAX, e.g. --num-workers 2:4"
+            )
+        if self.elastic and self.restart_policy == "all":
+            raise SpecError(
+                f"{where}.restart_policy: elastic workers are replaced one at a time (on-failure) or not at "
+                "all (never); torchrun re-forms the group itself, so `all` does not apply"
+            )
         for code in self.permanent_exit_codes:
             if isinstance(code, bool) or not isinstance(code, int) or not 0 < code < 256:
                 raise SpecError(f"{where}.permanent_exit_codes: {show(code)} is not an exit code (1-255)")
@@ -136,9 +158,9 @@ class RoleSpec:
         if "memory_mb" in values:
             values["memory_mb"] = parse_memory(values["memory_mb"], f"roles.{name}.memory_mb")
         values["command"] = str_list(values.get("command", ()), f"roles.{name}.command")
-        if "progress_timeout_s" in values:
-            key = f"roles.{name}.progress_timeout_s"
-            values["progress_timeout_s"] = parse_duration(values["progress_timeout_s"], key)
+        for duration in ("progress_timeout_s", "below_min_timeout_s"):
+            if duration in values:
+                values[duration] = parse_duration(values[duration], f"roles.{name}.{duration}")
         codes = values.get("permanent_exit_codes", ()) or ()
         if isinstance(codes, (int, str)) and not isinstance(codes, bool):
             codes = [codes]
@@ -151,82 +173,6 @@ class RoleSpec:
         role = cls(name=name, **{k: v for k, v in values.items() if k != "name"})
         role.validate()
         return role
-
-
-INPUT_MODES = ("copy", "shard")
-_TASK_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*:[0-9]{1,9}")
-_PORT_AFTER_COLON = re.compile(r"^\d+(/|$)")
-
-
-def split_pair(text: str) -> tuple[str, str]:
-    """``hdfs:///data:./data`` -> ("hdfs:///data", "./data"); a port or ``://`` is not a split point."""
-    head, sep, tail = text.rpartition(":")
-    if not sep or not tail or "/" not in head or tail.startswith("//") or _PORT_AFTER_COLON.match(tail):
-        return text, ""
-    scheme_end = text.find("://")
-    if scheme_end >= 0:  # hdfs://nn:abc/x: a colon in the authority is a (bad) port, not a split point
-        path_start = text.find("/", scheme_end + 3)
-        if path_start < 0 or len(head) < path_start:
-            return text, ""
-    return head, tail
-
-
-def _check_inside(path: Any, what: str, example: str) -> str:
-    """A relative dir strictly inside the task's working dir (never the dir itself, never above it)."""
-    check_text(path, what)
-    if os.path.isabs(path) or ".." in path.split("/") or os.path.normpath(path) == ".":
-        raise SpecError(
-            f"{what}: {show(path)} must be a relative path to a dir inside the container's working dir, e.g. {example}"
-        )
-    return path
-
-
-@dataclass(frozen=True)
-class InputSpec:
-    """Data staged into containers before the user process starts.
-
-    ``copy``: every container gets all files. ``shard``: each worker task gets
-    a disjoint slice of the sorted file list (other roles get all files).
-    """
-
-    src: str  # hdfs:// viewfs:// file:// URI or local path
-    dest: str = ""  # local dir in the container; default inputs/<basename of src>
-    mode: str = "copy"
-
-    @property
-    def local_dir(self) -> str:
-        return self.dest or os.path.join("inputs", os.path.basename(self.src.rstrip("/")) or "data")
-
-    def validate(self, where: str) -> None:
-        from tfyarn.storage.uri import parse_uri  # pure parsing; no filesystem is touched
-
-        parse_uri(check_text(self.src, f"{where}.src"), f"{where}.src")
-        if check_str(self.dest, f"{where}.dest"):
-            _check_inside(self.dest, f"{where}.dest", "./data")
-        elif os.path.basename(self.src.rstrip("/")) in ("", ".", ".."):
-            raise SpecError(
-                f"{where}.src: {show(self.src)} has no base name to stage it under (inputs/<name>); "
-                f"give URI:DIR, e.g. {self.src}:./data"
-            )
-        if self.mode not in INPUT_MODES:
-            raise SpecError(f"{where}.mode: {show(self.mode)} is not one of {', '.join(INPUT_MODES)}")
-
-
-@dataclass(frozen=True)
-class OutputSpec:
-    """A local dir a task writes, published to ``dest`` when the task succeeds."""
-
-    src: str  # relative path in the container, e.g. ./model
-    dest: str  # hdfs:// viewfs:// file:// URI
-    task: str = ""  # which task uploads, ROLE:INDEX; default chief:0, else worker:0
-
-    def validate(self, where: str) -> None:
-        from tfyarn.storage.uri import parse_uri
-
-        _check_inside(self.src, f"{where}.src", "./model")
-        parse_uri(check_text(self.dest, f"{where}.dest"), f"{where}.dest")
-        if self.task and not _TASK_RE.fullmatch(check_str(self.task, f"{where}.task")):
-            raise SpecError(f"{where}.task: {show(self.task)} is not ROLE:INDEX, e.g. chief:0")
 
 
 _USER_RE = re.compile(r"[A-Za-z0-9_.@$-]+")
@@ -321,6 +267,11 @@ class JobSpec:
             if name != role.name:
                 raise SpecError(f"{_role_where(name)}: key and role name {show(role.name)} differ")
             role.validate()
+            if role.elastic and (self.framework != "pytorch" or name != "worker"):
+                raise SpecError(
+                    f"{_role_where(name)}.min_instances: only pytorch workers are elastic (torchrun's "
+                    "--nnodes MIN:MAX); use --framework pytorch, or give --num-workers a single count"
+                )
         frameworks.get(self.framework).validate(self)
         if self.num_tasks < 1:
             raise SpecError("roles: the job has no task; give some role at least one instance")
@@ -386,8 +337,17 @@ class JobSpec:
 
     @property
     def am_container_mb(self) -> int:
-        """The AM container's memory: its own, plus TensorBoard's when the AM runs it."""
-        return self.am_memory_mb + (TENSORBOARD_AM_MEMORY_MB if self.tensorboard else 0)
+        """The AM container's memory: its own, plus TensorBoard's and the rendezvous store's when it runs them."""
+        return (
+            self.am_memory_mb
+            + (TENSORBOARD_AM_MEMORY_MB if self.tensorboard else 0)
+            + (ELASTIC_AM_MEMORY_MB if self.elastic_role else 0)
+        )
+
+    @property
+    def elastic_role(self) -> RoleSpec | None:
+        """The elastic role (pytorch's workers), if the job has one."""
+        return next((r for r in self.roles.values() if r.elastic and r.instances), None)
 
     @property
     def num_tasks(self) -> int:

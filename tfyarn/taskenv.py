@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfyarn import frameworks, protocol
+from tfyarn.frameworks.base import Elastic
 from tfyarn.spec import JobSpec
 
 
@@ -107,6 +108,10 @@ def task_env(job: JobSpec, role: str, index: int, app_id: str, previous_address:
     }
     if job.env:
         env[protocol.ENV_USER_ENV] = protocol.encode_env(dict(job.env))
+    spec = job.roles[role]
+    if spec.elastic:  # a lost peer costs each survivor's agent one restart: room for every task's replacements
+        restarts = max(1, spec.max_restarts) * spec.instances
+        env[protocol.ENV_ELASTIC] = Elastic(spec.min_instances, spec.instances, restarts).to_env()
     if timeout := job.progress_timeout_for(role):
         env[protocol.ENV_PROGRESS_TIMEOUT] = str(timeout)
     if job.tensorboard:

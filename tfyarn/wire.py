@@ -228,7 +228,7 @@ class Event(Wire):
     """One job event for operators (appmaster.am.events): a restart, a lost node, a job-ending failure, the end."""
 
     WHAT = "event"
-    kind: str  # task_restart, node_lost, task_failed, job_end
+    kind: str  # task_restart, node_lost, task_failed, membership, job_end
     time: float
     task: str = ""  # the task's name, for a task's event
     host: str = ""  # the node it was on
@@ -257,6 +257,8 @@ class StatusDoc(Wire):
     tensorboard: TensorBoardStatus | None = None
     outputs: tuple[OutputStatus, ...] = ()
     events: tuple[Event, ...] = ()  # the newest appmaster.am.events.MAX_EVENTS, oldest first
+    elastic: str = ""  # "MIN:MAX" of an elastic job's workers; "" for a gang
+    world_size: int = 0  # elastic: the containers in the newest rendezvous round; 0 before the first
 
     @classmethod
     def from_dict(cls, data: Any) -> StatusDoc:
@@ -366,6 +368,18 @@ class ProgressRecord(Wire):
 
 
 @dataclass(frozen=True)
+class MembershipRecord(Wire):
+    """kv_task_membership: the last rendezvous round an elastic task's torchrun agent completed."""
+
+    WHAT = "membership record"
+    world_size: int  # nodes (containers) in the round: torchrun's group_world_size
+    group_rank: int
+    restart_count: int  # the agent's restarts so far (a failed peer costs one; a joining one does not)
+    time: float
+    container: str | None = None
+
+
+@dataclass(frozen=True)
 class ExitRecord(Wire):
     """kv_task_exit: how the task's command ended; the AM decides the task on it."""
 
@@ -394,6 +408,7 @@ class TaskRecords:
     telemetry: TelemetryRecord | None = None
     exit: ExitRecord | None = None
     progress: ProgressRecord | None = None
+    membership: MembershipRecord | None = None
 
     @classmethod
     def read(cls, kv: dict[str, bytes], role: str, index: int, container: str) -> TaskRecords:
@@ -405,6 +420,7 @@ class TaskRecords:
             ("telemetry", protocol.kv_task_telemetry(role, index), TelemetryRecord),
             ("exit", protocol.kv_task_exit(role, index), ExitRecord),
             ("progress", protocol.kv_task_progress(role, index), ProgressRecord),
+            ("membership", protocol.kv_task_membership(role, index), MembershipRecord),
         ):
             raw = kv.get(key)
             if raw:

@@ -23,7 +23,7 @@ import threading
 import time
 from collections import deque
 
-from appmaster.am.tasks import Task, TaskTable
+from appmaster.am.tasks import Task, TaskTable, why
 from tfyarn import logfmt, protocol, wire
 from tfyarn.status import TaskState
 
@@ -32,8 +32,9 @@ log = logging.getLogger(logfmt.AM_LOGGER)
 TASK_RESTART = "task_restart"
 NODE_LOST = "node_lost"
 TASK_FAILED = "task_failed"
+MEMBERSHIP = "membership"  # an elastic group's world size changed (a rendezvous round completed)
 JOB_END = "job_end"
-KINDS = (TASK_RESTART, NODE_LOST, TASK_FAILED, JOB_END)
+KINDS = (TASK_RESTART, NODE_LOST, TASK_FAILED, MEMBERSHIP, JOB_END)
 
 MAX_EVENTS = 100  # kept in the status document, the newest
 HOOK_TIMEOUT_S = 30.0  # each run of the --on-event command
@@ -47,11 +48,6 @@ _LOST_NODE = re.compile(r"\blost\W+(?:\w+\W+)?node\b|\bnode\W+(?:\w+\W+)?lost\b"
 def is_node_lost(exit_message: str) -> bool:
     """Whether YARN's word on an ended container says its node was lost."""
     return bool(_LOST_NODE.search(exit_message or ""))
-
-
-def why(t: Task) -> str:
-    """How a task's container ended: its exit code, else YARN's message, else its state."""
-    return f"exit code {t.exit_code}" if t.exit_code is not None else (t.exit_message or t.state.value)
 
 
 class Hook:
@@ -151,6 +147,21 @@ class Events:
             t.name,
             t.host,
         )
+
+    def dropped(self, t: Task, members: int, minimum: int) -> None:
+        """An elastic task is given up (its restart policy allows no replacement); the group goes on."""
+        self.record(
+            TASK_FAILED,
+            f"{t.name} failed ({why(t)}) on {t.host or 'unknown host'}; not replaced (restart policy "
+            f"{'exhausted' if t.restarts else 'never'}); {members} of at least {minimum} train on",
+            t.name,
+            t.host,
+        )
+
+    def membership(self, old: int, new: int) -> None:
+        """The elastic group's world size changed."""
+        what = f"world size {old} -> {new}" if old else f"training started with world size {new}"
+        self.record(MEMBERSHIP, what)
 
     def decided(self, table: TaskTable, outcome: tuple[str, str]) -> None:
         """The job is decided: the failure that ends it, if a task's (the first, as TaskTable.outcome finds it)."""

@@ -118,6 +118,13 @@ def render(doc: StatusDoc) -> str:
                 f'stroke-width="2"><title>{escape(event.task)} restarted at +{event.time - origin:.1f} s: '
                 f"{escape(event.message)}</title></line>"
             )
+        if event.kind == "membership" and sane(event.time):  # across every row: the whole group re-formed
+            mx = x(event.time)
+            out.append(
+                f'<line class="membership" x1="{mx:.1f}" y1="{AXIS_H}" x2="{mx:.1f}" y2="{AXIS_H + ROW_H * len(rows)}" '
+                f'stroke="#1f6feb" stroke-width="2" stroke-dasharray="4 3"><title>+{event.time - origin:.1f} s: '
+                f"{escape(event.message)}</title></line>"
+            )
     ly = AXIS_H + ROW_H * len(rows) + 6
     lx = float(LABEL_W)
     for phase in ("AM start", *(p for _, _, p in PHASES), TRAINING):

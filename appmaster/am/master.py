@@ -20,7 +20,8 @@ from typing import Any
 import skein
 
 from appmaster.am import events, fit, gpus, placing
-from appmaster.am.tasks import RESTART, RESTART_ALL, Task, TaskTable
+from appmaster.am.rendezvous import RendezvousStore
+from appmaster.am.tasks import DROP, RESTART, RESTART_ALL, Task, TaskTable
 from appmaster.am.tensorboard import TensorBoard
 from appmaster.am.web import StatusServer
 from tfyarn import logfmt, nodegpus, protocol, taskenv, wire
@@ -102,6 +103,8 @@ def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
             task.telemetry = mine.telemetry.gpus
         if mine.progress:
             task.progress = mine.progress.progress
+        if mine.membership:
+            task.membership = mine.membership
         record = mine.exit
         if record and task.exit_code is None and task.state != TaskState.RESTARTING:
             task.exit_code, task.stderr_tail = record.code, record.stderr_tail
@@ -151,7 +154,11 @@ def handle_failures(app: skein.ApplicationClient, job: Job, pool: gpus.DevicePoo
     for t in table.failed():
         action = table.failure_action(t)
         job.events.failure(t)
-        if action == RESTART:
+        if action == DROP:
+            t.dropped = True
+            job.events.dropped(t, len(table.members()), table.elastic.min_instances if table.elastic else 0)
+            forget(app, t, pool, bound)
+        elif action == RESTART:
             delay = table.backoff_s(t, t.restarts)
             log.warning(
                 f"{t.name} failed (exit code {t.exit_code}); restarting it in {delay:.0f} s (restart {t.restarts + 1})"
@@ -210,12 +217,16 @@ class Job:
         self.tensorboard: TensorBoard | None = None
         self.attempt = am_attempt()
         self.events = events.Events(spec.on_event, app_id)
+        self.world_size = 0  # elastic: the newest rendezvous round's group size
+        role = spec.elastic_role
+        self.elastic = f"{role.min_instances}:{role.instances}" if role else ""
 
     def signature(self) -> tuple[Any, ...]:
         """Changes whenever what the status shows of the tasks does (cheap: no document is built)."""
         return (
             self.table.job_restarts,
             self.events.count,
+            self.world_size,
             tuple(self.timeline.items()),
             self.tensorboard.info() if self.tensorboard else None,
             *(
@@ -262,10 +273,30 @@ class Job:
             tensorboard=wire.TensorBoardStatus(tb.state, tb.uri) if tb else None,
             outputs=tuple(wire.OutputStatus(o.src, o.dest, self.spec.output_task(o)) for o in self.spec.outputs),
             events=self.events.recent(),
+            elastic=self.elastic,
+            world_size=self.world_size,
         )
+
+    def follow_membership(self) -> None:
+        """Elastic: take the newest round's world size; each change is an event (and on the chart)."""
+        size = self.table.world_size()
+        if size and size != self.world_size:
+            self.events.membership(self.world_size, size)
+            log.info(f"elastic group: world size {self.world_size or '-'} -> {size}")
+            self.world_size = size
 
 
 def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str, str]:
+    store = RendezvousStore(os.environ.get(protocol.ENV_NM_HOST) or "localhost") if job.table.elastic else None
+    try:
+        return follow(app, job, web, store)
+    finally:
+        if store:
+            store.stop()
+
+
+def follow(app: skein.ApplicationClient, job: Job, web: StatusServer, store: RendezvousStore | None) -> tuple[str, str]:
+    """The AM's loop: follow the tasks until the job is decided; stop what still runs."""
     table, spec = job.table, job.spec
     placer = placing.Placer.from_env(spec)
     if placer.places_initial:  # the plan asked for none of them: they go where placement says
@@ -279,7 +310,11 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
     last: tuple[Any, ...] = ()
     doc_at = 0.0
     while (outcome := table.outcome()) is None:
-        steady = "rendezvous" in job.timeline and all(t.state == TaskState.RUNNING for t in table.tasks)
+        # Steady: every task trains (elastic: or waits for capacity, or was given up): slower polls.
+        steady = "rendezvous" in job.timeline and all(
+            t.state == TaskState.RUNNING or (table.elastic and (t.state == TaskState.REQUESTED or t.dropped))
+            for t in table.tasks
+        )
         time.sleep(STEADY_POLL_S if steady else POLL_S)
         now = time.time()
         sync(app, table)
@@ -289,10 +324,20 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
         for task in table.due_restarts(now):
             request_container(app, spec, task, now, placer.restart_service(task, table))
         bind_gpus(app, table, pool, bound)
-        if "rendezvous" not in job.timeline and table.all_registered():
-            app.kv[protocol.KV_CLUSTER] = wire.ClusterView.of(table.cluster_view()).to_json().encode()
+        if store and store.error:
+            outcome = ("FAILED", store.error)
+            break
+        if "rendezvous" not in job.timeline and table.ready() and (store is None or store.endpoint):
+            view = table.cluster_view()
+            if store:
+                view[protocol.VIEW_RENDEZVOUS] = [store.endpoint]
+            app.kv[protocol.KV_CLUSTER] = wire.ClusterView.of(view).to_json().encode()
             job.timeline["rendezvous"] = time.time()
-            log.info(f"all {len(table.tasks)} task(s) registered; cluster view published")
+            log.info(f"{len(table.members()) or len(table.tasks)} task(s) registered; cluster view published")
+        job.follow_membership()
+        if why := table.below_min(now, "rendezvous" in job.timeline):
+            outcome = ("FAILED", why)
+            break
         if table.timed_out(now, spec.allocation_timeout_s, spec.registration_timeout_s):
             why = table.timed_out(
                 now,
@@ -322,6 +367,8 @@ def run(app: skein.ApplicationClient, job: Job, web: StatusServer) -> tuple[str,
         if not t.state.is_terminal() and t.container_id:
             app.kill_container(t.container_id)
             t.state = TaskState.KILLED if t.exit_code is None else t.state
+        elif t.state == TaskState.RESTARTING:  # its new container was never asked for
+            t.state = TaskState.KILLED
     return outcome
 
 

@@ -63,6 +63,13 @@ def render(doc: StatusDoc) -> str:
         "Restarts of the whole job (restart policy all).",
         [(job, doc.job_restarts)],
     )
+    if doc.elastic:
+        out += _family(
+            "tfyarn_elastic_world_size",
+            "gauge",
+            "Elastic jobs: containers in the newest rendezvous round (0 before the first).",
+            [(job, doc.world_size)],
+        )
     out += _family("tfyarn_am_attempt", "gauge", "The ApplicationMaster's attempt number.", [(job, doc.attempt)])
     out += _family(
         "tfyarn_tasks",

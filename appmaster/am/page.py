@@ -133,6 +133,9 @@ def render(doc: StatusDoc) -> str:
         ("Duration", _duration(doc.duration_s)),
         ("Diagnostics", doc.diagnostics),
     ]
+    if doc.elastic:
+        size = str(doc.world_size) if doc.world_size else "not yet formed"
+        job_rows.insert(4, ("World size", f"{size} (elastic workers {doc.elastic})"))
     out += [f"<tr><th>{k}</th>{_cell(v)}</tr>" for k, v in job_rows]
     if tb:
         link = (

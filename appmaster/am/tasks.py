@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from tfyarn import protocol
 from tfyarn.spec import JobSpec, RoleSpec
 from tfyarn.status import TaskState
-from tfyarn.wire import GpuSample, Progress, TaskStatus
+from tfyarn.wire import GpuSample, MembershipRecord, Progress, TaskStatus
 
 RESTART = "restart"  # this task, in a new container
 RESTART_ALL = "restart-all"  # every task, with a fresh rendezvous
 FAIL = "fail"
+DROP = "drop"  # an elastic task given up: the group goes on without it while it keeps its minimum
 
 
 @dataclass
@@ -48,6 +49,8 @@ class Task:
     restart_at: float | None = None  # RESTARTING: when to ask for the new container
     previous_address: str = ""  # where it ran before a restart (it rejoins there if it can)
     history: list[str] = field(default_factory=list)  # one line per earlier incarnation
+    dropped: bool = False  # an elastic task given up after its failure (DROP): no longer handled
+    membership: MembershipRecord | None = None  # elastic: the last rendezvous round its agent completed
 
     @property
     def name(self) -> str:
@@ -99,6 +102,12 @@ class Task:
         self.staging_s = self.staging_bytes = self.exit_code = self.requested_at = None
         self.stderr_tail = self.exit_message = self.gpu_binding = ""
         self.gpus, self.telemetry, self.timeline, self.progress = [], (), {}, None
+        self.membership = None
+
+    @property
+    def member(self) -> bool:
+        """Registered and running: a member of the training group (of its rendezvous, when elastic)."""
+        return self.state == TaskState.RUNNING and bool(self.address)
 
 
 @dataclass
@@ -108,14 +117,31 @@ class TaskTable:
     tolerated: frozenset[str] = frozenset()
     roles: dict[str, RoleSpec] = field(default_factory=dict)
     job_restarts: int = 0  # whole-job restarts under the `all` policy
+    elastic: RoleSpec | None = None  # the elastic role (pytorch's workers), if any
+    below_min_since: float | None = None  # elastic: since when fewer than its minimum have been members
 
     @classmethod
     def for_job(cls, job: JobSpec) -> TaskTable:
         tasks = [Task(role.name, i, gpus_asked=role.gpus) for role in job.roles.values() for i in range(role.instances)]
-        return cls(tasks, job.required_roles(), job.tolerated_roles(), dict(job.roles))
+        return cls(tasks, job.required_roles(), job.tolerated_roles(), dict(job.roles), elastic=job.elastic_role)
 
     def all_registered(self) -> bool:
         return all(t.address for t in self.tasks)
+
+    def ready(self) -> bool:
+        """Whether training may start: every task registered; elastic, at least its minimum."""
+        if self.elastic is None:
+            return self.all_registered()
+        return len(self.members()) >= self.elastic.min_instances
+
+    def members(self) -> list[Task]:
+        """The elastic role's tasks in the training group now."""
+        return [t for t in self.tasks if self.elastic and t.role == self.elastic.name and t.member]
+
+    def world_size(self) -> int:
+        """Elastic: the group size of the newest rendezvous round a member completed; 0 before any."""
+        rounds = [t.membership for t in self.members() if t.membership]
+        return max(rounds, key=lambda m: m.time).world_size if rounds else 0
 
     def cluster_view(self) -> dict[str, list[str]]:
         """role -> registered addresses in index order (for TF_CONFIG / MASTER_ADDR)."""
@@ -127,11 +153,18 @@ class TaskTable:
     # -- failures and restarts ----------------------------------------------------
     def failed(self) -> list[Task]:
         """Tasks that ended badly and are not yet handled."""
-        return [t for t in self.tasks if t.state in (TaskState.FAILED, TaskState.KILLED)]
+        return [t for t in self.tasks if t.state in (TaskState.FAILED, TaskState.KILLED) and not t.dropped]
 
     def failure_action(self, task: Task) -> str:
-        """What ``task``'s failure means under its role's restart policy."""
+        """What ``task``'s failure means under its role's restart policy.
+
+        An elastic task is replaced alone (on-failure) or given up (DROP): the
+        group goes on without it; ``outcome`` and ``below_min`` decide the job.
+        """
         role = self.roles.get(task.role)
+        if role is not None and role.elastic:
+            replace = role.restart_policy == "on-failure" and task.exit_code not in role.permanent_exit_codes
+            return RESTART if replace and task.restarts < role.max_restarts else DROP
         if role is None or role.restart_policy == "never" or task.exit_code in role.permanent_exit_codes:
             return FAIL
         if role.restart_policy == "on-failure":
@@ -150,12 +183,14 @@ class TaskTable:
         self, now: float, allocation_timeout_s: float, registration_timeout_s: float, free: str = ""
     ) -> str | None:
         """Why the gang cannot start in time, or None. ``free`` says what the cluster has free."""
+        elastic_enough = self.elastic is not None and self.allocated(self.elastic.name) >= self.elastic.min_instances
         waiting = [
             t
             for t in self.tasks
             if t.state in (TaskState.WAITING, TaskState.REQUESTED)
             and t.requested_at is not None
             and now - t.requested_at > allocation_timeout_s
+            and not (elastic_enough and self.elastic and t.role == self.elastic.name)  # the rest may wait
         ]
         if waiting:
             parts = []
@@ -184,9 +219,38 @@ class TaskTable:
             )
         return None
 
+    def allocated(self, role: str) -> int:
+        """``role``'s tasks that have a running container."""
+        return sum(1 for t in self.tasks if t.role == role and t.state == TaskState.RUNNING)
+
+    def below_min(self, now: float, started: bool) -> str | None:
+        """Elastic: why the job fails, once fewer than its minimum have trained for its timeout; else None.
+
+        The clock runs only after training started (``started``: the first
+        rendezvous was published); before that, the allocation timeout rules.
+        """
+        role = self.elastic
+        if role is None or not started:
+            return None
+        members = len(self.members())
+        if members >= role.min_instances:
+            self.below_min_since = None
+            return None
+        if self.below_min_since is None:
+            self.below_min_since = now
+        if now - self.below_min_since <= role.below_min_timeout_s:
+            return None
+        return (
+            f"only {members} of the minimum {role.min_instances} {role.name}(s) trained for "
+            f"{now - self.below_min_since:.0f} s (below_min_timeout_s {role.below_min_timeout_s}): "
+            "YARN did not grant replacements in time; see the events for the ones lost"
+        )
+
     # -- the job's end --------------------------------------------------------------
     def outcome(self) -> tuple[str, str] | None:
         """(final status, diagnostics) once the job is decided, else None."""
+        if self.elastic is not None:
+            return self._elastic_outcome(self.elastic.name)
         for t in self.tasks:
             if t.state in (TaskState.FAILED, TaskState.KILLED) and t.role not in self.tolerated:
                 why = f"exit code {t.exit_code}" if t.exit_code is not None else (t.exit_message or t.state.value)
@@ -203,3 +267,25 @@ class TaskTable:
             note = f" ({restarts} task restart(s))" if restarts else ""
             return "SUCCEEDED", f"all {len(required)} {'/'.join(names)} task(s) succeeded{note}"
         return None
+
+    def _elastic_outcome(self, role: str) -> tuple[str, str] | None:
+        """An elastic group succeeds when a task succeeded and no member still trains (torchrun's agents
+        end together); it fails when every task was given up without a success."""
+        tasks = [t for t in self.tasks if t.role == role]
+        done = [t for t in tasks if t.state == TaskState.SUCCEEDED]
+        if done and not any(t.member for t in tasks):
+            lost = sum(t.restarts for t in tasks) + sum(1 for t in tasks if t.dropped)
+            note = f" ({lost} lost and replaced or given up on the way)" if lost else ""
+            return "SUCCEEDED", f"{len(done)} elastic {role} task(s) succeeded{note}"
+        if not done and tasks and all(t.dropped for t in tasks):
+            last = max(tasks, key=lambda t: t.restarts)
+            diag = f"every elastic {role} task failed; the last, {last.name}, with {why(last)} on {last.host or '?'}"
+            if last.stderr_tail:
+                diag += f"; its stderr ends:\n{last.stderr_tail}"
+            return "FAILED", diag
+        return None
+
+
+def why(t: Task) -> str:
+    """How a task's container ended: its exit code, else YARN's message, else its state."""
+    return f"exit code {t.exit_code}" if t.exit_code is not None else (t.exit_message or t.state.value)

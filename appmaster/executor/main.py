@@ -9,6 +9,7 @@ with the command's code.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import os
@@ -28,6 +29,8 @@ from appmaster.executor.staging import publish_outputs, publish_snapshot, stage_
 from appmaster.executor.threads import thread_env
 from appmaster.executor.watchdog import Watchdog
 from tfyarn import frameworks, logfmt, nodegpus, protocol, renewal, taskenv, wire
+from tfyarn.frameworks.base import Elastic
+from tfyarn.frameworks.pytorch import rendezvous_endpoint
 from tfyarn.spec import JobSpec
 from tfyarn.taskenv import StagingPlan
 
@@ -216,9 +219,14 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
 
     base = {**os.environ, **user_env(dict(os.environ))}
     events_file = os.path.join(workdir, ".tfyarn-events")
+    in_docker = os.environ.get(protocol.ENV_DOCKER_RUNTIME) == "executor"
+    elastic = Elastic.from_env(os.environ.get(protocol.ENV_ELASTIC))
+    if elastic:
+        endpoint = rendezvous_endpoint(view)
+        elastic = dataclasses.replace(elastic, endpoint=endpoint, local_addr=advertised_host(), report=not in_docker)
     extra = {
         **input_env,
-        **framework.task_env(role, index, view, nproc),
+        **framework.task_env(role, index, view, nproc, elastic),
         **thread_env(base, nproc),
         **gpus.cuda_env(devices),
         protocol.ENV_EVENTS: events_file,
@@ -227,7 +235,7 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
     if tb_uri:
         os.makedirs(tb_dir, exist_ok=True)
         extra[protocol.ENV_TENSORBOARD_DIR] = tb_dir
-    command = framework.wrap_command(command, index, view, nproc, app.id)
+    command = framework.wrap_command(command, index, view, nproc, app.id, elastic)
     if framework.releases_port_before_command:  # else held until the command exits (TF binds it too)
         sock.close()
     log.info(f"{name} at {address} on GPU(s) [{','.join(map(str, devices))}] runs: {' '.join(command)}")
@@ -236,7 +244,6 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
     monitor = Monitor(app, role, index, timeline, events_file, devices, tb_dir, tb_uri)
     monitor.start()
     env = task_env(base, extra)
-    in_docker = os.environ.get(protocol.ENV_DOCKER_RUNTIME) == "executor"
     if in_docker:
         try:
             command, env, box = _docker(role, command, env, {*extra, *user_env(dict(os.environ))}, devices, workdir)

@@ -93,6 +93,23 @@ def parse_heartbeat(line: str) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and record.get("progress") is True else None
 
 
+def parse_membership(line: str) -> wire.MembershipRecord | None:
+    """An elastic agent's membership line (appmaster.executor.elastic_agent), or None if it is not one."""
+    try:
+        record = json.loads(line)
+        if not isinstance(record, dict) or record.get("membership") is not True:
+            return None
+        return wire.MembershipRecord(
+            world_size=int(record["world_size"]),
+            group_rank=int(record["group_rank"]),
+            restart_count=int(record["restart_count"]),
+            time=float(record["time"]),
+            container=os.environ.get(protocol.ENV_YARN_CONTAINER_ID, ""),
+        )
+    except (ValueError, KeyError, TypeError, OverflowError):
+        return None
+
+
 SERIES_MAX = 40  # recent values kept per metric (the page's sparkline)
 METRICS_MAX = 16  # metrics kept per task: a script that names one per step must not grow the document
 
@@ -192,6 +209,11 @@ class Monitor(threading.Thread):
                 stage = event[0]
                 what = "tfyarn.report.first_step()" if stage == "first_step" else f"tfyarn.report.milestone({stage!r})"
                 self.last_report, self.last_report_what = time.monotonic(), what
+            elif (member := parse_membership(line)) is not None:
+                try:  # rare (one per rendezvous round) and what the page's world size shows: sent at once
+                    self.app.kv[protocol.kv_task_membership(self.role, self.index)] = member.to_json().encode()
+                except Exception as e:
+                    log.warning(f"could not report the rendezvous round: {e}")
             elif (beat := parse_heartbeat(line)) is not None:
                 self.heartbeats = True
                 step = self.progress.add(beat)

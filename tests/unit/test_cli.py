@@ -37,7 +37,9 @@ BAD_INPUT = [
     # (args, exit code, text the single error line must contain)
     (["submit"], 2, "no command given"),
     (["submit", "--num-workers", "0", "--", "python", "x.py"], 2, "--num-workers"),
-    (["submit", "--num-workers", "-1", "--", "python", "x.py"], 2, "-1 is not in the range x>=0"),
+    (["submit", "--num-workers", "-1", "--", "python", "x.py"], 2, "'-1' is not a count (e.g. 4) or MIN:MAX"),
+    (["submit", "--num-workers", "3:2", "--", "python", "x.py"], 2, "MIN:MAX with 1 <= MIN <= MAX"),
+    (["submit", "--num-workers", "2:3", "--", "python", "x.py"], 2, "only pytorch workers are elastic"),
     (["submit", "--worker-memory", "banana", "--", "python", "x.py"], 2, "'banana' is not a memory size"),
     (["submit", "--worker-gpus", "-1", "--", "python"], 2, "--worker-gpus"),
     (["submit", "--frobnicate", "--", "python"], 2, "No such option '--frobnicate'"),

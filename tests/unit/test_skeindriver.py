@@ -17,6 +17,7 @@ def driver(tmp_path, monkeypatch):
     """A stand-in driver process whose environment names a conf dir, recorded as skein records one."""
     conf = tmp_path / "conf"
     conf.mkdir()
+    monkeypatch.delenv(protocol.ENV_HADOOP_USER_NAME, raising=False)
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
                             env={**os.environ, protocol.ENV_HADOOP_CONF_DIR: str(conf)})
     record = tmp_path / "driver"
@@ -48,6 +49,12 @@ def test_own_credentials_or_the_opt_out_start_a_driver_of_our_own(driver, monkey
     monkeypatch.delenv(protocol.ENV_PRINCIPAL)
     monkeypatch.setenv(skeindriver.ENV_OWN_DRIVER, "1")
     assert skeindriver.why_not(conf) == "TFYARN_OWN_DRIVER is set"
+
+
+def test_a_command_acting_as_another_simple_auth_user_starts_its_own(driver, monkeypatch) -> None:
+    conf, _, _ = driver  # the driver acts as the user who started it: never submit as them for bob
+    monkeypatch.setenv(protocol.ENV_HADOOP_USER_NAME, "bob")
+    assert skeindriver.why_not(conf) == "this command acts as HADOOP_USER_NAME=bob, the global driver as (unset)"
 
 
 def test_a_dead_or_unrecorded_driver_is_not_taken(driver) -> None:

@@ -204,6 +204,8 @@ def _print_status(st: ClusterStatus) -> None:
         state = f"running (pid {d.pid})" if d.pid else "stopped"
         web = f"  {d.web}" if d.web else ""
         click.echo(f"  {d.name:<16} {state:<22}{web}")
+    if st.skein_driver_pid:
+        click.echo(f"  {'skein driver':<16} {f'running (pid {st.skein_driver_pid})':<22}  reused by tfyarn's commands")
     if st.hdfs_safemode is not None:
         click.echo(f"HDFS: {'in safe mode' if st.hdfs_safemode else 'ready'}, {st.live_datanodes} live DataNode(s)")
     if st.running_nodemanagers is not None:

@@ -230,6 +230,12 @@ def build_spec(
             if param == "input":
                 value = [{"src": src, "dest": dest, "mode": input_mode} for src, dest in map(split_pair, value)]
             value = [*_from_file(doc, key, list, flag), *value]
+        if param == "num_workers":  # MIN:MAX: elastic workers; a single count: a gang, whatever the file says
+            elastic = isinstance(value, tuple)
+            if elastic or "min_instances" in ((doc.get("roles") or {}).get("worker") or {}):
+                set_path(doc, "roles.worker.min_instances", value[0] if elastic else 0)
+                flagged["roles.worker.min_instances"] = flag
+            value = value[1] if elastic else value
         set_path(doc, key, value)
         flagged[key] = flag
     for key, raw in sets:

@@ -60,6 +60,24 @@ class ExitCodes(click.ParamType):
         return [int(p) for p in parts]
 
 
+class WorkerCount(click.ParamType):
+    """N containers, or MIN:MAX for elastic pytorch workers."""
+
+    name = "N|MIN:MAX"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | tuple[int, int]:
+        if isinstance(value, (int, tuple)):
+            return value
+        text = str(value).strip()
+        if m := re.fullmatch(r"([0-9]{1,18})(?::([0-9]{1,18}))?", text):
+            if m.group(2) is None:
+                return int(m.group(1))
+            low, high = int(m.group(1)), int(m.group(2))
+            if 1 <= low <= high:
+                return low, high
+        self.fail(f"{value!r} is not a count (e.g. 4) or MIN:MAX with 1 <= MIN <= MAX (e.g. 2:4)", param, ctx)
+
+
 def memory_text(mb: int) -> str:
     """MiB written as a memory flag takes it: 2048 -> 2g, 768 -> 768m."""
     return f"{mb // 1024}g" if mb % 1024 == 0 else f"{mb}m"

@@ -15,7 +15,7 @@ import click
 from tfyarn import docker, protocol
 from tfyarn.cli.helpgroups import GroupedCommand, help_all
 from tfyarn.cli.jobfile import build_spec, reworded
-from tfyarn.cli.params import DURATION, EXIT_CODES, KEY_VALUE, MEMORY, default_help
+from tfyarn.cli.params import DURATION, EXIT_CODES, KEY_VALUE, MEMORY, WorkerCount, default_help
 from tfyarn.errors import SpecError
 from tfyarn.follow import progress_line as progress_line  # re-exported: tests/unit/test_page.py
 from tfyarn.frameworks import KNOWN_ROLES as ROLES
@@ -122,9 +122,11 @@ def _role_options(f: Any) -> Any:
 @click.option("--name", default=None, help="Application name shown by YARN. [default: tfyarn-<program>]")
 @click.option(
     "--num-workers",
-    type=click.IntRange(min=0),
+    type=WorkerCount(),
     default=None,
-    help=f"Worker containers. {default_help('roles.worker.instances')}",
+    help="Worker containers; MIN:MAX for elastic pytorch workers (torchrun --nnodes MIN:MAX: training "
+    "starts with MIN, containers up to MAX join as YARN grants them, a lost one is replaced alone). "
+    f"{default_help('roles.worker.instances')}",
 )
 @click.option(
     "--num-ps",

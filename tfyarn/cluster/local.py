@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfyarn import protocol
-from tfyarn.cluster import clusterdir, daemons, kdc, labels, nodes, secure
+from tfyarn.cluster import clusterdir, daemons, driver, kdc, labels, nodes, secure
 from tfyarn.cluster.config import ClusterOptions, capacity_scheduler, config_files, to_xml
 from tfyarn.cluster.jars import ensure_jars
 from tfyarn.cluster.java import java_home
@@ -46,6 +46,7 @@ class ClusterStatus:
     gpus_total: int | None = None
     node_count: int = 1  # how many nodes the cluster is to run (the last `up --nodes`)
     nodes: list[NodeState] = field(default_factory=list)
+    skein_driver_pid: int | None = None  # the global driver tfyarn's commands reuse (none when Kerberized)
 
     @property
     def running(self) -> bool:
@@ -181,8 +182,12 @@ class LocalCluster:
                 extra,
             )
             self._label(want_labels, progress)
+            if not self.layout.kerberized and not driver.running_pid(self.layout):
+                progress("Starting skein's global driver for tfyarn's commands...")
+                driver.start(self.layout)
         except BaseException:
             if not was_running:
+                driver.stop(self.layout)
                 daemons.stop_all(self.layout)
             for n in started:
                 daemons.stop_node(n)
@@ -301,7 +306,8 @@ class LocalCluster:
         """
         if purge:
             clusterdir.check_purgeable(self.layout.root)
-        stopped = daemons.stop_all(self.layout)
+        stopped = ["skein driver"] if driver.stop(self.layout) else []
+        stopped += daemons.stop_all(self.layout)
         if kdc.stop(self.layout):
             stopped.append("kdc")
         progress("Stopped: " + ", ".join(stopped) if stopped else "Nothing was running.")
@@ -339,6 +345,7 @@ class LocalCluster:
             running = [n for n in rm_nodes or [] if n.state == "RUNNING"]
             st.running_nodemanagers = len(running)
             st.gpus_total = sum(n.gpus for n in running)
+        st.skein_driver_pid = driver.running_pid(lay)
         st.node_count = nodes.remembered_count(lay)
         st.nodes = node_states(lay, st.node_count, rm_nodes)
         return st
@@ -351,6 +358,8 @@ class LocalCluster:
             f"export {protocol.ENV_HADOOP_CONF_DIR}={shlex.quote(str(lay.conf_dir))}",
             f'export PATH={shlex.quote(str(lay.bin_dir))}:"$PATH"',
         ]
+        if not lay.kerberized:  # where tfyarn's commands find the cluster's skein global driver
+            lines.append(f"export {protocol.ENV_SKEIN_CONFIG}={shlex.quote(str(driver.skein_dir(lay)))}")
         if lay.kerberized:  # the realm's config for kinit, tfyarn and its JVMs; the cluster CA for HTTPS
             lines += [
                 f"export {protocol.ENV_KRB5_CONFIG}={shlex.quote(str(kdc.krb5_conf(lay)))}",

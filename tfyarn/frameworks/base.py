@@ -10,6 +10,7 @@ Pure: nothing here imports TensorFlow, torch or the appmaster.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tfyarn.errors import SpecError
@@ -19,6 +20,34 @@ if TYPE_CHECKING:
 
 # role -> addresses ("host:port") of its tasks, by index, as the AM publishes them
 ClusterView = Mapping[str, Sequence[str]]
+
+
+@dataclass(frozen=True)
+class Elastic:
+    """An elastic task's launch: torchrun's --nnodes MIN:MAX and --max-restarts, the AM's rendezvous store.
+
+    ``to_env``/``from_env`` carry the first three to the executor
+    (protocol.ENV_ELASTIC); it adds where the store is, the address its node
+    is reached at, and whether tfyarn's agent wrapper can run (not inside a
+    Docker image, which may not hold tfyarn).
+    """
+
+    min_nodes: int
+    max_nodes: int
+    max_restarts: int
+    endpoint: str = ""  # host:port of the c10d store the AM hosts
+    local_addr: str = ""  # this node's address, which peers reach (torchrun --local-addr)
+    report: bool = True  # run appmaster.executor.elastic_agent, which reports each rendezvous round
+
+    def to_env(self) -> str:
+        return f"{self.min_nodes}:{self.max_nodes}:{self.max_restarts}"
+
+    @classmethod
+    def from_env(cls, text: str | None) -> Elastic | None:
+        if not text:
+            return None
+        low, high, restarts = (int(x) for x in text.split(":"))
+        return cls(low, high, restarts)
 
 
 def one_process_per_container(name: str, role: RoleSpec) -> None:
@@ -59,11 +88,21 @@ class Framework:
         """Processes per container of ``role``; the executor splits the container's threads among them."""
         return 1
 
-    def task_env(self, role: str, index: int, view: ClusterView, nproc: int) -> dict[str, str]:
+    def task_env(
+        self, role: str, index: int, view: ClusterView, nproc: int, elastic: Elastic | None = None
+    ) -> dict[str, str]:
         """The framework's own variables for task ``role:index``, from the cluster view."""
         return {}
 
-    def wrap_command(self, command: Sequence[str], index: int, view: ClusterView, nproc: int, run_id: str) -> list[str]:
+    def wrap_command(
+        self,
+        command: Sequence[str],
+        index: int,
+        view: ClusterView,
+        nproc: int,
+        run_id: str,
+        elastic: Elastic | None = None,
+    ) -> list[str]:
         """The argv the executor runs for ``command``: as given, unless the framework launches it."""
         return list(command)
 

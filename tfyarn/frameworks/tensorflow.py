@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING
 
 from tfyarn.errors import SpecError
-from tfyarn.frameworks.base import ClusterView, Framework, one_process_per_container
+from tfyarn.frameworks.base import ClusterView, Elastic, Framework, one_process_per_container
 
 if TYPE_CHECKING:
     from tfyarn.spec import JobSpec
@@ -66,7 +66,9 @@ class TensorFlow(Framework):
     def tolerated_roles(self, job: JobSpec) -> frozenset[str]:
         return frozenset({"evaluator"}) if job.evaluator_may_fail else frozenset()
 
-    def task_env(self, role: str, index: int, view: ClusterView, nproc: int) -> dict[str, str]:
+    def task_env(
+        self, role: str, index: int, view: ClusterView, nproc: int, elastic: Elastic | None = None
+    ) -> dict[str, str]:
         """TF_CONFIG. The evaluator is left out of ``cluster``: TF2's
         ParameterServerStrategy rejects a cluster that lists it."""
         cluster = {r: list(addrs) for r, addrs in view.items() if r != "evaluator" and addrs}
