@@ -22,20 +22,31 @@ def world(app: str, size: int) -> Any:
     """A check: the job's live status once its world size is ``size``."""
     def check() -> dict | None:
         doc = status_json(app)
-        return doc if doc["world_size"] == size else None
+        return doc if doc["world_size"] == size else None  # null until the AM publishes
     return check
+
+
+def step(t: dict) -> int:
+    """A task's last reported training step (tfyarn.report.progress), 0 before any."""
+    return int((t.get("progress") or {}).get("step") or 0)
 
 
 def test_elastic_job_grows_when_capacity_frees_and_replaces_a_lost_worker_alone(two_nodes, yarn_apps, tmp_path):
     memory = {int(n["totalResource"]["memory"]) for n in running_nodes().values()}
     assert memory == {16384}, f"the sizes below are for two 16 GiB nodes, not {memory}"
-    # Another application holds 14 of one node's 16 GiB: of the 6 GiB workers, two fit (on the other node).
-    held = tfyarn("submit", "--name", "capacity-holder", "--worker-memory", "14g", "--",
-                  "python", "-c", "import time; time.sleep(1200)")
+    # Another application holds 14 of one node's 16 GiB (two 7 GiB containers, packed on one node; a container
+    # is at most 8 GiB here): of the 6 GiB workers, two fit, on the other node.
+    held = tfyarn("submit", "--name", "capacity-holder", "--num-workers", "2", "--worker-memory", "7g",
+                  "--placement", "pack", "--", "python", "-c", "import time; time.sleep(1200)")
     assert held.returncode == 0, held.stdout + held.stderr
     holder = app_id_from(held.stdout + held.stderr)
     yarn_apps.append(holder)
-    wait_for("the holder's container", lambda: task(status_json(holder), "worker:0")["address"], timeout_s=180)
+
+    def holding() -> set[str] | None:
+        tasks = status_json(holder)["tasks"] or []  # null until the AM publishes
+        return {t["host"] for t in tasks} if len(tasks) == 2 and all(t["address"] for t in tasks) else None
+    hosts = wait_for("the holder's two containers", holding, timeout_s=180)
+    assert len(hosts) == 1, f"--placement pack put the holder on {hosts}"
 
     out_uri = f"hdfs:///tmp/tfyarn-elastic-{uuid.uuid4().hex[:8]}"
     proc, app = start_example(ELASTIC, f"--worker-memory 6g --output ./model:{out_uri}",
@@ -48,6 +59,13 @@ def test_elastic_job_grows_when_capacity_frees_and_replaces_a_lost_worker_alone(
     killed = tfyarn("kill", holder)
     assert killed.returncode == 0, killed.stderr
     doc = wait_for("world size 3 once the holder is gone", world(app, 3), timeout_s=300, every_s=2)
+    # Training under way in the group of 3: every member a few steps past where the round began.
+    begun = max(step(t) for t in doc["tasks"])
+
+    def trained() -> dict | None:
+        d = status_json(app)
+        return d if d["world_size"] == 3 and all(step(t) >= begun + 5 for t in d["tasks"]) else None
+    doc = wait_for("5 steps by the group of 3", trained, timeout_s=300, every_s=1)
     victim = task(doc, "worker:1")
     assert victim["restarts"] == 0
 
@@ -79,9 +97,12 @@ def test_elastic_job_grows_when_capacity_frees_and_replaces_a_lost_worker_alone(
     lines = results(app, 3)
     assert {r["world_size"] for r in lines} == {3} and all(r["steps"] == STEPS for r in lines), lines
     rounds = max(lines, key=lambda r: len(r["rounds"]))["rounds"]
-    starts = [step for _, step in rounds]
+    starts = [at for _, at in rounds]
     assert [size for size, _ in rounds][:2] == [2, 3], rounds  # WORLD_SIZE 2 -> 3 in the training's own record
-    assert starts == sorted(starts) and starts[-1] > 0, rounds  # every round resumed; none restarted from zero
+    # The loss re-formed the group (a third round at least, back to 3 with the replacement), and every
+    # round resumed where the last one stopped: none restarted from zero.
+    assert len(rounds) >= 3 and rounds[-1][0] == 3 and starts == sorted(starts) and starts[-1] > starts[1], rounds
+    assert max(r["restart_count"] for r in lines) >= 1, lines  # the survivors' agents restarted their workers
     logs = tfyarn("logs", app).stdout
     assert "world size 2, resuming at step 0" in logs and "world size 3, resuming at step" in logs
 
