@@ -47,7 +47,7 @@ def normalized(text: str) -> str:
 
 
 def test_every_example_is_planned():
-    assert len(EXAMPLES) == 4 and "pytorch/streaming" in EXAMPLES, EXAMPLES
+    assert len(EXAMPLES) == 5 and {"pytorch/streaming", "pytorch/elastic"} <= set(EXAMPLES), EXAMPLES
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
