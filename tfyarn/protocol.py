@@ -17,6 +17,7 @@ from typing import Any
 ENV_CLUSTER_DIR = "TFYARN_CLUSTER_DIR"  # where `tfyarn cluster` keeps a local cluster
 ENV_DEFAULTS = "TFYARN_DEFAULTS"  # the per-user defaults file (tfyarn.cli.jobfile.defaults_path)
 ENV_OWN_DRIVER = "TFYARN_OWN_DRIVER"  # set: never reuse a skein global driver (tfyarn.skeindriver)
+HISTORY_PORT = 19890  # `tfyarn history serve`'s default; the local cluster's history page listens here
 ENV_SKEIN_CONFIG = "SKEIN_CONFIG"  # skein's config dir (credentials, global driver); `cluster env` sets it
 ENV_SKEIN_DRIVER_JAVA_OPTIONS = "SKEIN_DRIVER_JAVA_OPTIONS"  # skein's: extra JVM flags for its driver
 ENV_PREFIX = "TFYARN"  # click's auto_envvar_prefix: TFYARN_<COMMAND>_<OPTION> sets a flag's default

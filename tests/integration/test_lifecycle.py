@@ -6,11 +6,15 @@ cluster that the other tests use (and start it again at the end).
 import json
 import subprocess
 import time
+import urllib.request
 import uuid
 
 import pytest
 
 from tests.integration.conftest import TFYARN, hadoop, tfyarn
+from tfyarn import protocol
+from tfyarn.cluster import driver
+from tfyarn.cluster.daemons import port_open
 
 pytestmark = pytest.mark.lifecycle
 
@@ -30,9 +34,12 @@ def test_down_leaves_no_jvm_then_up_keeps_hdfs_data(cluster, tmp_path):
                               "import time; time.sleep(600)"], capture_output=True, text=True)
     assert sleeper.returncode == 0, sleeper.stderr
 
+    assert tfyarn("cluster", "status").stdout.count("history page") == 1  # `up` started it
     down = tfyarn("cluster", "down")
     assert down.returncode == 0, down.stderr
+    assert "history page, skein driver, " in down.stdout + down.stderr
     assert hadoop_jvms() == []
+    assert not port_open(protocol.HISTORY_PORT) and driver.running_pid(cluster.layout) is None
     leftovers = subprocess.run(["pgrep", "-f", "time.sleep\\(600\\)"], capture_output=True, text=True).stdout
     assert leftovers == ""
     assert tfyarn("cluster", "status").returncode == 1
@@ -96,4 +103,10 @@ def test_history_status_logs_and_fetch_outlive_a_cluster_restart(cluster, tmp_pa
     fetched = tfyarn("fetch", ids[0], str(tmp_path / "got"))
     assert fetched.returncode == 0, fetched.stderr
     assert [p.read_text() for p in (tmp_path / "got").rglob("w.txt")] == [marker]
+    # `cluster up` serves the history page again (`down` stopped it): both jobs listed, each with its page.
+    with urllib.request.urlopen(f"http://127.0.0.1:{protocol.HISTORY_PORT}/api/jobs", timeout=30) as r:
+        served = {e["app_id"]: e for e in json.load(r)}
+    assert [served[i]["state"] for i in ids] == ["SUCCEEDED", "FAILED"], served
+    with urllib.request.urlopen(f"http://127.0.0.1:{protocol.HISTORY_PORT}/job/{ids[1]}/", timeout=30) as r:
+        assert "task worker:0 failed (exit code 3)" in r.read().decode()
     hadoop(cluster, "hdfs", "dfs", "-rm", "-r", "-skipTrash", out_uri)

@@ -10,7 +10,7 @@ import click
 
 from tfyarn import protocol
 from tfyarn.cli.params import memory_text
-from tfyarn.cluster import ClusterLayout, ClusterOptions, ClusterStatus, LocalCluster, labels
+from tfyarn.cluster import ClusterLayout, ClusterOptions, ClusterStatus, LocalCluster, historyd, labels
 from tfyarn.cluster.layout import DEFAULT_CLUSTER_DIR, MAX_NODES, default_cluster_dir
 from tfyarn.cluster.local import UP_TIMEOUT_S
 from tfyarn.cluster.nodestatus import describe
@@ -206,6 +206,8 @@ def _print_status(st: ClusterStatus) -> None:
         click.echo(f"  {d.name:<16} {state:<22}{web}")
     if st.skein_driver_pid:
         click.echo(f"  {'skein driver':<16} {f'running (pid {st.skein_driver_pid})':<22}  reused by tfyarn's commands")
+    if st.history_pid:
+        click.echo(f"  {'history page':<16} {f'running (pid {st.history_pid})':<22}  {historyd.url()}")
     if st.hdfs_safemode is not None:
         click.echo(f"HDFS: {'in safe mode' if st.hdfs_safemode else 'ready'}, {st.live_datanodes} live DataNode(s)")
     if st.running_nodemanagers is not None:

@@ -8,6 +8,7 @@ from datetime import datetime
 
 import click
 
+from tfyarn import protocol
 from tfyarn.cli.params import DURATION
 from tfyarn.cli.table import table
 from tfyarn.history import SOURCE_NAMES, HistoryEntry, select
@@ -78,7 +79,9 @@ def history(ctx: click.Context, since: int, user: str, state: str | None, as_jso
 
 @history.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: every one).")
-@click.option("--port", type=click.IntRange(0, 65535), default=19890, show_default=True, help="0: any free port.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=protocol.HISTORY_PORT, show_default=True, help="0: any free port."
+)
 @click.option("--user", default="", help="Whose jobs to show (their HDFS job dir must be readable). [default: you]")
 def serve(host: str, port: int, user: str) -> None:
     """Serve the history page: the cluster's GPUs and who holds them, your jobs, and each job's status page

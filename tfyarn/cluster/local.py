@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfyarn import protocol
-from tfyarn.cluster import clusterdir, daemons, driver, kdc, labels, nodes, secure
+from tfyarn.cluster import clusterdir, daemons, driver, historyd, kdc, labels, nodes, secure
 from tfyarn.cluster.config import ClusterOptions, capacity_scheduler, config_files, to_xml
 from tfyarn.cluster.jars import ensure_jars
 from tfyarn.cluster.java import java_home
@@ -47,6 +47,7 @@ class ClusterStatus:
     node_count: int = 1  # how many nodes the cluster is to run (the last `up --nodes`)
     nodes: list[NodeState] = field(default_factory=list)
     skein_driver_pid: int | None = None  # the global driver tfyarn's commands reuse (none when Kerberized)
+    history_pid: int | None = None  # `tfyarn history serve` on HISTORY_PORT (none when Kerberized)
 
     @property
     def running(self) -> bool:
@@ -185,8 +186,12 @@ class LocalCluster:
             if not self.layout.kerberized and not driver.running_pid(self.layout):
                 progress("Starting skein's global driver for tfyarn's commands...")
                 driver.start(self.layout)
+            if not self.layout.kerberized and not historyd.running_pid(self.layout):
+                progress(f"Starting the history page at {historyd.url()} ...")
+                historyd.start(self.layout)
         except BaseException:
             if not was_running:
+                historyd.stop(self.layout)
                 driver.stop(self.layout)
                 daemons.stop_all(self.layout)
             for n in started:
@@ -306,7 +311,8 @@ class LocalCluster:
         """
         if purge:
             clusterdir.check_purgeable(self.layout.root)
-        stopped = ["skein driver"] if driver.stop(self.layout) else []
+        stopped = ["history page"] if historyd.stop(self.layout) else []
+        stopped += ["skein driver"] if driver.stop(self.layout) else []
         stopped += daemons.stop_all(self.layout)
         if kdc.stop(self.layout):
             stopped.append("kdc")
@@ -346,6 +352,7 @@ class LocalCluster:
             st.running_nodemanagers = len(running)
             st.gpus_total = sum(n.gpus for n in running)
         st.skein_driver_pid = driver.running_pid(lay)
+        st.history_pid = historyd.running_pid(lay)
         st.node_count = nodes.remembered_count(lay)
         st.nodes = node_states(lay, st.node_count, rm_nodes)
         return st
