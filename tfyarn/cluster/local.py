@@ -188,7 +188,10 @@ class LocalCluster:
                 driver.start(self.layout)
             if not self.layout.kerberized and not historyd.running_pid(self.layout):
                 progress(f"Starting the history page at {historyd.url()} ...")
-                historyd.start(self.layout)
+                try:  # a nicety: the cluster is up without it (e.g. another process holds its port)
+                    historyd.start(self.layout)
+                except ClusterError as e:
+                    progress(f"Note: {e}")
         except BaseException:
             if not was_running:
                 historyd.stop(self.layout)
