@@ -5,10 +5,13 @@ starts it first); `up` is idempotent, so the fixture only ensures it.
 """
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,8 +32,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def cluster() -> LocalCluster:
+    """The running cluster. Under pytest-xdist every worker calls this: `up` is taken under a lock on the
+    cluster dir, and a worker that finds the cluster running only checks it (no rewrite of its scripts)."""
     c = LocalCluster()
-    c.up(progress=lambda m: print(m, file=sys.stderr))
+    # Beside, not in, the cluster dir: `up` marks only a dir it wrote itself as purgeable.
+    key = hashlib.sha256(str(c.layout.root.resolve()).encode()).hexdigest()[:12]
+    with open(Path(tempfile.gettempdir()) / f"tfyarn-pytest-up-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (os.environ.get("PYTEST_XDIST_WORKER") and c.status().running):
+            c.up(progress=lambda m: print(m, file=sys.stderr))
     for k, v in (line.removeprefix("export ").split("=", 1) for line in c.env_lines()):
         os.environ[k] = v.replace('"$PATH"', os.environ["PATH"])
     return c

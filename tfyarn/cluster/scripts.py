@@ -8,6 +8,8 @@ main classes, run on the cached jars, so skein (which shells out to
 
 from __future__ import annotations
 
+import os
+
 import shlex
 from pathlib import Path
 
@@ -90,7 +92,9 @@ def write_scripts(layout: ClusterLayout) -> list[Path]:
     paths = []
     for name in COMMANDS:
         path = layout.bin_dir / name
-        path.write_text(render(name, layout))
-        path.chmod(0o755)
+        part = path.with_name(f".{name}.{os.getpid()}.part")
+        part.write_text(render(name, layout))
+        part.chmod(0o755)
+        os.replace(part, path)  # whole at once: another process may be running the old one
         paths.append(path)
     return paths
