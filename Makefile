@@ -18,8 +18,12 @@ test integration: NODES = 2
 # Then the Kerberos suite (tests/kerberos) on a Kerberized cluster of its own: same ports, so after the
 # plain cluster is stopped.
 # --durations: the 30 slowest tests, so a run that grows shows where its time went.
+# Two phases: the tests that only wait on YARN side by side (pytest-xdist, a module per worker), then
+# those that need the cluster to themselves (exclusive, disruptive, lifecycle) one at a time.
+PARALLEL ?= 2
 test: lint wheel-check up browser docker
-	$(PY) -m pytest tests -ra --durations=30
+	$(PY) -m pytest tests -ra --durations=30 -n $(PARALLEL) --dist loadfile -m "not exclusive and not disruptive and not lifecycle"
+	$(PY) -m pytest tests/integration -ra --durations=30 -m "exclusive or disruptive or lifecycle"
 	$(MAKE) test-kerberos
 
 # tests/kerberos only: `cluster up --kerberos --nodes 2` in $$TFYARN_KERBEROS_CLUSTER_DIR (default

@@ -25,9 +25,11 @@ TFYARN = [sys.executable, "-m", "tfyarn"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # Tests that freeze a daemon, then those that stop and restart the cluster, run last.
+    # Tests that need the cluster to themselves, then those that freeze a daemon, then those that stop
+    # and restart the cluster, run last (`make test` runs them in a serial phase of their own).
     items.sort(key=lambda it: (it.get_closest_marker("lifecycle") is not None,
-                               it.get_closest_marker("disruptive") is not None))
+                               it.get_closest_marker("disruptive") is not None,
+                               it.get_closest_marker("exclusive") is not None))
 
 
 @pytest.fixture(scope="session")

@@ -2,8 +2,13 @@
 import json
 import urllib.request
 
+import pytest
+
 from tests.integration.conftest import hadoop, tfyarn
 from tests.integration.nodes import running_nodes
+
+# Needs the cluster to itself (tests/integration/conftest.py, Makefile's two phases): runs `tfyarn cluster up`/status on the shared cluster.
+pytestmark = pytest.mark.exclusive
 
 
 def test_status_lists_four_running_daemons(cluster):

@@ -2,6 +2,8 @@
 worker is replaced alone while the others train on from their checkpoints."""
 from __future__ import annotations
 
+import pytest
+
 import os
 import signal
 import uuid
@@ -16,6 +18,9 @@ from tests.integration.test_reliability import start_example, task
 
 ELASTIC = str(EXAMPLES / "pytorch/elastic/submit.sh")
 STEPS = 400
+
+# Needs the cluster to itself (tests/integration/conftest.py, Makefile's two phases): exact free room on each node.
+pytestmark = pytest.mark.exclusive
 
 
 def world(app: str, size: int) -> Any:

@@ -1,6 +1,8 @@
 """No process of a job outlives it: after success (parameter servers too), after `tfyarn kill`."""
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import subprocess
@@ -8,6 +10,9 @@ import sys
 
 from tests.integration.conftest import EXAMPLES, TFYARN, app_id_from, hadoop, wait_for
 from tests.integration.procs import job_processes, wait_none_left
+
+# Needs the cluster to itself (tests/integration/conftest.py, Makefile's two phases): counts every application on the cluster before and after.
+pytestmark = pytest.mark.exclusive
 
 
 def status(app_id: str) -> dict:

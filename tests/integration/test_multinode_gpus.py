@@ -6,6 +6,8 @@ binds and tells each process (CUDA_VISIBLE_DEVICES), and what YARN counts.
 """
 from __future__ import annotations
 
+import pytest
+
 import json
 import re
 import time
@@ -18,6 +20,9 @@ from tests.integration.conftest import app_id_from, status_json, tfyarn, wait_fo
 from tests.integration.nodes import NODE2, ip, running_nodes, two_nodes  # noqa: F401
 
 NODES = {"127.0.0.1", NODE2}
+
+# Needs the cluster to itself (tests/integration/conftest.py, Makefile's two phases): every GPU free; asserts each node's free GPUs.
+pytestmark = pytest.mark.exclusive
 
 
 def _submit(*args: str, timeout: float = 420) -> tuple[str, Any]:

@@ -5,6 +5,8 @@ Data to HDFS, the PS example staging it in with --input and publishing its model
 """
 from __future__ import annotations
 
+import pytest
+
 import re
 import shutil
 import subprocess
@@ -17,6 +19,9 @@ from tfyarn.storage import filesystem
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL = [Path("/tmp/tour-data"), Path("/tmp/tour-model")]
 ON_HDFS = ["hdfs:///data/tour", "hdfs:///models/tour"]
+
+# Needs the cluster to itself (tests/integration/conftest.py, Makefile's two phases): runs `tfyarn cluster up` as the README does.
+pytestmark = pytest.mark.exclusive
 
 
 def _clean() -> None:

@@ -62,6 +62,7 @@ def gpus_in_use(cluster) -> int:  # type: ignore[no-untyped-def]
     return sum(nodegpus.resource_gpus(n.get("usedResource")) for n in nodes)
 
 
+@pytest.mark.exclusive  # asserts every node's free GPUs
 def test_more_gpus_than_free_fails_after_the_allocation_timeout_and_holds_nothing(cluster, yarn_apps):
     """One more 3-GPU worker than the cluster's 4-GPU nodes: each node holds one, the last fits nowhere."""
     nodes = len(running_nodes())

@@ -18,6 +18,9 @@ from tests.integration.procs import wait_none_left
 
 BASE = f"/user/{os.environ.get('USER', 'root')}/it-staging-{uuid.uuid4().hex[:8]}"
 
+# Needs the cluster to itself (tests/integration/conftest.py, Makefile's two phases): counts every application on the cluster before and after.
+pytestmark = pytest.mark.exclusive
+
 
 def hdfs_put(cluster, local: Path, remote: str) -> None:
     hadoop(cluster, "hdfs", "dfs", "-mkdir", "-p", os.path.dirname(remote))
