@@ -9,7 +9,6 @@ main classes, run on the cached jars, so skein (which shells out to
 from __future__ import annotations
 
 import os
-
 import shlex
 from pathlib import Path
 
