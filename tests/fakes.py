@@ -14,12 +14,14 @@ a state change replaces the object, so a reader never sees half an update.
 """
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from skein.kv import Event, EventType, ValueOwnerPair
 from skein.model import Container, ContainerState
 
 _DEFAULT_STATES = ("WAITING", "REQUESTED", "RUNNING")  # skein's get_containers default
@@ -41,6 +43,16 @@ class FakeKV:
         self.puts: list[str] = []  # every key put, in order (a test can tell when something was written)
         self.waiting: set[str] = set()  # keys someone is blocked on in wait() right now
         self._closed = False
+        self._subscribers: list[tuple[str, bool, queue.Queue[Any]]] = []  # (key or prefix, is_prefix, queue)
+
+    def events(self, key: str | None = None, prefix: str | None = None, event_type: str = "ALL") -> queue.Queue[Any]:
+        """A queue of skein ``Event``s for PUTs on ``key`` or under ``prefix`` (only PUTs are reported here)."""
+        if event_type not in ("PUT", "ALL"):
+            raise ValueError(f"FakeKV reports only PUT events, not {event_type}")
+        q: queue.Queue[Any] = queue.Queue()
+        with self._changed:
+            self._subscribers.append((prefix if prefix is not None else key or "", prefix is not None, q))
+        return q
 
     def __setitem__(self, key: str, value: bytes) -> None:
         if not isinstance(key, str) or not isinstance(value, bytes):
@@ -50,6 +62,9 @@ class FakeKV:
             self._data[key] = value
             self.puts.append(key)
             self._changed.notify_all()
+            for want, is_prefix, q in self._subscribers:
+                if key.startswith(want) if is_prefix else key == want:
+                    q.put(Event(key, ValueOwnerPair(value, None), EventType.PUT, None))
 
     def __getitem__(self, key: str) -> bytes:
         with self._changed:
@@ -71,6 +86,11 @@ class FakeKV:
     def discard(self, key: str) -> None:
         with self._changed:
             self._data.pop(key, None)
+
+    def discard_prefix(self, prefix: str) -> None:
+        with self._changed:
+            for k in [k for k in self._data if k.startswith(prefix)]:
+                del self._data[k]
 
     def wait(self, key: str) -> bytes:
         with self._changed:

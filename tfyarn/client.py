@@ -136,11 +136,8 @@ class Client:
         self.close()
 
     def close(self) -> None:
-        """Stop skein's Java driver, waiting at most DRIVER_EXIT_S before killing it.
-
-        skein's own close() waits for the driver without a limit; on a loaded
-        machine that made a Ctrl-C'd `tfyarn wait` outlive its user's patience.
-        """
+        """Stop skein's Java driver, killing it after DRIVER_EXIT_S: skein's own close() waits without a
+        limit, which on a loaded machine made a Ctrl-C'd `tfyarn wait` outlive its user's patience."""
         proc: subprocess.Popen[bytes] | None = getattr(self._skein, "_proc", None)
         if proc is not None and proc.poll() is None:
             if proc.stdin is not None:
@@ -374,8 +371,8 @@ class Client:
 
     def save(self, app_id: str, timeout_s: float = 600, progress: Callable[[str], None] = lambda _m: None) -> list[str]:
         """Ask the output tasks for a snapshot; return the URIs once published."""
+        app = self.connect(app_id)
         with _skein_errors(self._unknown(app_id)):
-            app = self._skein.connect(app_id, wait=False)
             before = app.kv.get_prefix(protocol.KV_SNAPSHOT_PREFIX)
             app.kv[protocol.KV_SAVE] = str(time.time()).encode()
         progress(f"Snapshot requested from {app_id}; waiting for its output tasks ...")
@@ -388,6 +385,11 @@ class Client:
                 return [u for record in fresh for u in record.uris]
             time.sleep(1)
         raise TfyarnError(f"no snapshot from {app_id} within {timeout_s:.0f} s (does it declare --output?)")
+
+    def connect(self, app_id: str) -> Any:
+        """A skein client of the job's AM (its key-value store): only the job's owner's credentials open it."""
+        with _skein_errors(self._unknown(app_id)):
+            return self._skein.connect(app_id, wait=False)
 
     def kill(self, app_id: str) -> None:
         try:

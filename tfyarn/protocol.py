@@ -145,6 +145,15 @@ VIEW_RENDEZVOUS = "_rendezvous"
 # Not under KV_PREFIX, so no scan of the job's records reads it: the AM's renewed delegation tokens,
 # a whole credentials file (appmaster.renewal). Secret: never shown, logged or saved.
 KV_TOKENS = "tfyarn-secret/hdfs-tokens"
+# `tfyarn exec` (tfyarn/execclient.py <-> appmaster/executor/execagent.py). A session's streams are
+# not under KV_PREFIX either, so the AM's scan of the job's records never reads its bytes; only its
+# small record (KV_EXEC_RECORD_PREFIX + session) is, for the job's events. Keys under kv_exec_in:
+# SESSION/request (an ExecRequest), SESSION/in/SEQ (stdin bytes), SESSION/eof, SESSION/resize
+# ("ROWS COLS"), SESSION/signal (a number). Under kv_exec_out(SESSION): accepted, refused (the
+# reason), oSEQ / eSEQ (stdout / stderr bytes; a terminal's all come as o), exit (an ExecExit).
+KV_EXEC_PREFIX = "tfyarn-exec/"
+KV_EXEC_RECORD_PREFIX = f"{KV_PREFIX}exec/"
+EXEC_ANSWER_S = 30  # the client's wait for the task's agent to accept or refuse a session
 AM_STATUS_LINE = "tfyarn-final-status: "  # prefix of the AM log line holding the final status JSON
 AM_LOG_FILE = "application.driver.log"  # where skein puts the AM script's output
 
@@ -170,6 +179,16 @@ def parse_task_name(name: str) -> tuple[str, int]:
     if not sep or not role or not index.isdigit():
         raise ValueError(f"{name!r} is not ROLE:INDEX (e.g. worker:1)")
     return role, int(index)
+
+
+def kv_exec_in(task: str) -> str:
+    """The prefix a task's exec agent watches: requests and input for its sessions."""
+    return f"{KV_EXEC_PREFIX}in/{task}/"
+
+
+def kv_exec_out(session: str) -> str:
+    """The prefix an exec session's answers and output go under; the client watches it."""
+    return f"{KV_EXEC_PREFIX}out/{session}/"
 
 
 def kv_task_snapshot(role: str, index: int) -> str:

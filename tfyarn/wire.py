@@ -399,6 +399,37 @@ class SnapshotRecord(Wire):
     time: float = 0.0
 
 
+@dataclass(frozen=True, kw_only=True)
+class ExecRequest(Wire):
+    """kv_exec_in(task) + SESSION/request: what `tfyarn exec` asks a running task to run."""
+
+    WHAT = "exec request"
+    session: str
+    task: str
+    argv: tuple[str, ...]
+    user: str  # who asked (only holders of the job's skein credentials can write here)
+    time: float
+    interactive: bool = False  # stdin is forwarded
+    tty: bool = False  # the command gets a terminal
+    rows: int = 0
+    cols: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExecRecord(Wire):
+    """KV_EXEC_RECORD_PREFIX + SESSION: one exec session, for the job's events; ``exit`` once it ended."""
+
+    WHAT = "exec record"
+    session: str
+    task: str
+    argv: tuple[str, ...]
+    user: str
+    tty: bool
+    started: float
+    exit_code: int | None = None
+    message: str = ""  # why it ended, when not by itself (the task's command ended)
+
+
 @dataclass(frozen=True)
 class TaskRecords:
     """One task's executor records in the key-value store, those its current container wrote."""

@@ -17,6 +17,7 @@ import logging
 import os
 import queue
 import re
+import shlex
 import signal
 import subprocess
 import threading
@@ -33,8 +34,10 @@ TASK_RESTART = "task_restart"
 NODE_LOST = "node_lost"
 TASK_FAILED = "task_failed"
 MEMBERSHIP = "membership"  # an elastic group's world size changed (a rendezvous round completed)
+EXEC = "exec"  # `tfyarn exec` ran a command in a task: once when it starts, once when it ends
 JOB_END = "job_end"
-KINDS = (TASK_RESTART, NODE_LOST, TASK_FAILED, MEMBERSHIP, JOB_END)
+KINDS = (TASK_RESTART, NODE_LOST, TASK_FAILED, MEMBERSHIP, EXEC, JOB_END)
+EXEC_SHOWN = 200  # characters of an exec's command line shown in its event
 
 MAX_EVENTS = 100  # kept in the status document, the newest
 HOOK_TIMEOUT_S = 30.0  # each run of the --on-event command
@@ -162,6 +165,26 @@ class Events:
         """The elastic group's world size changed."""
         what = f"world size {old} -> {new}" if old else f"training started with world size {new}"
         self.record(MEMBERSHIP, what)
+
+    def execs(self, kv: dict[str, bytes], hosts: dict[str, str]) -> None:
+        """Each `tfyarn exec` session the tasks' agents recorded: its start, and its end once it ended."""
+        for key, raw in kv.items():
+            if not key.startswith(protocol.KV_EXEC_RECORD_PREFIX):
+                continue
+            try:
+                r = wire.ExecRecord.from_json(raw)
+            except wire.WireError as e:
+                self.record(EXEC, f"an unreadable exec record ({e})", once=key)
+                continue
+            line = shlex.join(r.argv)
+            line = line if len(line) <= EXEC_SHOWN else line[: EXEC_SHOWN - 3] + "..."
+            host = hosts.get(r.task, "")
+            how = " in a terminal" if r.tty else ""
+            self.record(EXEC, f"{r.user} ran `{line}` in {r.task}{how}", r.task, host, once=r.session)
+            if r.exit_code is not None:
+                end = f"; {r.message}" if r.message else ""
+                msg = f"{r.user}'s exec in {r.task} ended with exit code {r.exit_code} (`{line}`){end}"
+                self.record(EXEC, msg, r.task, host, once=r.session + "/end")
 
     def decided(self, table: TaskTable, outcome: tuple[str, str]) -> None:
         """The job is decided: the failure that ends it, if a task's (the first, as TaskTable.outcome finds it)."""

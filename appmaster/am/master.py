@@ -69,7 +69,7 @@ def adopt_initial(table: TaskTable, now: float) -> None:
         task.requested_at = now
 
 
-def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
+def sync(app: skein.ApplicationClient, table: TaskTable) -> dict[str, bytes]:
     """Fold skein's container states, registrations and exit records into the table.
 
     An exit record decides a task as soon as the executor writes it, seconds
@@ -109,6 +109,7 @@ def sync(app: skein.ApplicationClient, table: TaskTable) -> None:
         if record and task.exit_code is None and task.state != TaskState.RESTARTING:
             task.exit_code, task.stderr_tail = record.code, record.stderr_tail
             task.state = TaskState.SUCCEEDED if task.exit_code == 0 else TaskState.FAILED
+    return kv
 
 
 def bind_gpus(app: skein.ApplicationClient, table: TaskTable, pool: gpus.DevicePool, bound: set[str]) -> None:
@@ -317,7 +318,8 @@ def follow(app: skein.ApplicationClient, job: Job, web: StatusServer, store: Ren
         )
         time.sleep(STEADY_POLL_S if steady else POLL_S)
         now = time.time()
-        sync(app, table)
+        kv = sync(app, table)
+        job.events.execs(kv, {t.name: t.host for t in table.tasks})
         for t in table.failed():
             placer.note_failure(t)
         handle_failures(app, job, pool, bound, now)

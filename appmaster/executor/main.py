@@ -23,6 +23,7 @@ from typing import Any
 import skein
 
 from appmaster.executor import dockertask, gpus, process
+from appmaster.executor.execagent import ExecAgent
 from appmaster.executor.monitor import Monitor, Timeline
 from appmaster.executor.restore import restore_outputs
 from appmaster.executor.staging import publish_outputs, publish_snapshot, stage_inputs
@@ -244,6 +245,7 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
     monitor = Monitor(app, role, index, timeline, events_file, devices, tb_dir, tb_uri)
     monitor.start()
     env = task_env(base, extra)
+    box = ""
     if in_docker:
         try:
             command, env, box = _docker(role, command, env, {*extra, *user_env(dict(os.environ))}, devices, workdir)
@@ -255,7 +257,12 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
     if timeout := int(os.environ.get(protocol.ENV_PROGRESS_TIMEOUT, "0") or 0):
         watchdog = Watchdog(name, timeout, monitor, stop)
         watchdog.start()
-    outcome = process.run(command, env, stop, on_output=watchdog.saw_output if watchdog else None)
+    agent = ExecAgent(app, name, env, workdir, box)  # `tfyarn exec` while it runs
+    agent.start()
+    try:
+        outcome = process.run(command, env, stop, on_output=watchdog.saw_output if watchdog else None)
+    finally:
+        agent.stop()
     if watchdog:
         outcome = watchdog.finish(outcome)
     if in_docker:

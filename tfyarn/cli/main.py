@@ -29,6 +29,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "save": ("tfyarn.cli.jobs_cmd", "save", "Snapshot a running job's outputs to HDFS now."),
     "fetch": ("tfyarn.cli.fetch_cmd", "fetch", "Copy a job's outputs (or an HDFS path) here."),
     "logs": ("tfyarn.cli.jobs_cmd", "logs", "Print a job's logs, or one task's (--task, --follow)."),
+    "exec": ("tfyarn.cli.exec_cmd", "exec_cmd", "Run a command in a running task's container (-it: a shell)."),
     "nodes": ("tfyarn.cli.nodes_cmd", "nodes", "Each YARN node's state and health, and the tfyarn tasks on it."),
 }
 
