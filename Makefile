@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 TFYARN := $(PY) -m tfyarn
 
-.PHONY: demo test test-kerberos unit integration lint bench up down venv browser krb5 docker docker-down image-base image-tf image-torch images devbox wheel-check clean
+.PHONY: demo test test-kerberos unit integration lint bench up down venv browser tmux krb5 docker docker-down image-base image-tf image-torch images devbox wheel-check clean
 
 # Everything from nothing to a trained model fetched back from HDFS: the README's quick tour
 # (examples/tour.sh): the local cluster up, a data set to HDFS, TF2 ParameterServerStrategy (1 chief +
@@ -21,7 +21,7 @@ test integration: NODES = 2
 # Two phases: the tests that only wait on YARN side by side (pytest-xdist, a module per worker), then
 # those that need the cluster to themselves (exclusive, disruptive, lifecycle) one at a time.
 PARALLEL ?= 2
-test: lint wheel-check up browser docker
+test: lint wheel-check up browser docker tmux
 	$(PY) -m pytest tests -ra --durations=30 -n $(PARALLEL) --dist loadfile -m "not exclusive and not disruptive and not lifecycle"
 	$(PY) -m pytest tests/integration -ra --durations=30 -m "exclusive or disruptive or lifecycle"
 	$(MAKE) test-kerberos
@@ -42,7 +42,7 @@ lint: $(VENV)/.installed
 unit: $(VENV)/.installed
 	$(PY) -m pytest tests/unit -ra
 
-integration: up browser docker
+integration: up browser docker tmux
 	$(PY) -m pytest tests/integration -ra
 
 # Benchmarks (not tests): each prints its table and a JSON line; startup, ddp_overhead and
@@ -72,6 +72,11 @@ browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
 	  echo 'Installing Debian chromium + chromium-driver for the browser tests...'; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
+# tests/integration/test_exec.py types into `tfyarn exec -it`'s shell through tmux.
+tmux:
+	@command -v tmux >/dev/null || { echo 'Installing Debian tmux for the exec test...'; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq tmux >/dev/null; }
 
 # `cluster up --kerberos` runs MIT Kerberos: Debian's KDC, its admin tools and kinit/klist.
 krb5:

@@ -156,6 +156,38 @@ def test_bob_is_denied_alices_job_until_she_grants_it(kcluster: LocalCluster, al
         alice.tfyarn("kill", shared)
 
 
+def test_exec_into_alices_task_is_hers_alone_even_with_both_acls_granted(kcluster: LocalCluster, alice: User,
+                                                                        bob: User):
+    """`tfyarn exec` is refused to bob with the reason, and the channel itself (the job's skein
+    key-value store over TLS) does not let him write a request when he skips tfyarn's check."""
+    res = alice.tfyarn("submit", "--name", "exec-acl", "--num-workers", "1", "--view-acl", "bob",
+                       "--modify-acl", "bob", *SLEEPER)
+    assert res.returncode == 0, res.stderr
+    app = app_id_from(res.stdout + res.stderr)
+    try:
+        wait_for(f"{app} RUNNING", lambda: app_state(alice, app) == "RUNNING", timeout_s=120)
+        mine = wait_for("alice's exec", lambda: (r := alice.tfyarn("exec", app, "--task", "worker:0", "--", "echo",
+                                                                  "hi")).returncode == 0 and r, timeout_s=60,
+                        every_s=3)
+        assert mine.stdout == "hi\n", mine.stdout + mine.stderr
+        denied = bob.tfyarn("exec", app, "--task", "worker:0", "--", "id")
+        assert denied.returncode == 1 and denied.stderr.count("\n") == 1, denied.stderr
+        assert f"only {app}'s owner (alice) can exec into its tasks, and you are bob" in denied.stderr, denied.stderr
+        sneak = ("import sys; from tfyarn.client import Client\n"
+                 "app = Client().connect(sys.argv[1])\n"
+                 "app.kv['tfyarn-exec/in/worker:0/bob-was-here/request'] = b'{}'\n")
+        direct = subprocess.run([sys.executable, "-c", sneak, app], env=bob.env, capture_output=True, text=True,
+                                timeout=120)
+        assert direct.returncode != 0, direct.stdout + direct.stderr
+        look = ("import sys; from tfyarn.client import Client\n"
+                "print(sorted(Client().connect(sys.argv[1]).kv.get_prefix('tfyarn-exec/')))\n")
+        keys = subprocess.run([sys.executable, "-c", look, app], env=alice.env, capture_output=True, text=True,
+                              timeout=120)
+        assert (keys.returncode, keys.stdout) == (0, "[]\n"), keys.stdout + keys.stderr
+    finally:
+        alice.tfyarn("kill", app)
+
+
 def test_bob_reads_alices_outputs_only_when_she_grants_it(kcluster: LocalCluster, alice: User, bob: User,
                                                         tmp_path: Path):
     """Outputs and the job's dir are alice's alone (0700) by default; --view-acl bob adds an HDFS ACL entry."""

@@ -21,11 +21,11 @@ import pytest
 
 from appmaster.am.events import EXEC, Events
 from appmaster.executor.execagent import ExecAgent, exit_code
+from tests.fakes import FakeKV
 from tfyarn import protocol, wire
 from tfyarn.errors import TfyarnError
 from tfyarn.execclient import ExecOptions, Session, preflight
 from tfyarn.status import JobReport, JobState, TaskState
-from tests.fakes import FakeKV
 
 TASK = "worker:1"
 
