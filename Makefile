@@ -21,10 +21,16 @@ test integration: NODES = 2
 # Two phases: the tests that only wait on YARN side by side (pytest-xdist, a module per worker), then
 # those that need the cluster to themselves (exclusive, disruptive, lifecycle) one at a time.
 PARALLEL ?= 2
+# Each phase runs even when an earlier one failed (so one run shows every failure); make fails if any did
+# (pytest's 5, no test collected, included).
 test: lint wheel-check up browser docker tmux
-	$(PY) -m pytest tests -ra --durations=30 -n $(PARALLEL) --dist loadfile -m "not exclusive and not disruptive and not lifecycle"
-	$(PY) -m pytest tests/integration -ra --durations=30 -m "exclusive or disruptive or lifecycle"
-	$(MAKE) test-kerberos
+	@rc=0; \
+	$(PY) -m pytest tests -ra --durations=30 -n $(PARALLEL) --dist loadfile \
+	  -m "not exclusive and not disruptive and not lifecycle" || rc=$$?; \
+	$(PY) -m pytest tests/integration -ra --durations=30 -m "exclusive or disruptive or lifecycle" || rc=$$?; \
+	$(MAKE) test-kerberos || rc=$$?; \
+	if [ $$rc -ne 0 ]; then echo "make test: a phase failed (last failing exit code $$rc); see above" >&2; fi; \
+	exit $$rc
 
 # tests/kerberos only: `cluster up --kerberos --nodes 2` in $$TFYARN_KERBEROS_CLUSTER_DIR (default
 # ~/.tfyarn/cluster-kerberos), brought up and stopped by the test session; the plain cluster is stopped first.

@@ -22,13 +22,13 @@ PRINT = ("import json, os; print(os.environ['CUDA_VISIBLE_DEVICES'], "
 
 
 def tasks(app: str) -> dict[str, dict]:
-    return {t["name"]: t for t in status_json(app)["tasks"]}
+    return {t["name"]: t for t in status_json(app)["tasks"] or ()}  # null before the AM serves
 
 
 def started(app: str) -> dict[str, dict] | None:
     """Every task's command started (its exec agent listens from then on)."""
     now = tasks(app)
-    return now if all(t["state"] == "RUNNING" and "process_started" in t["timeline"] for t in now.values()) else None
+    return now if now and all(t["state"] == "RUNNING" and "process_started" in t["timeline"] for t in now.values()) else None
 
 
 class Tmux:

@@ -10,7 +10,10 @@ import json
 import os
 import re
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -32,6 +35,20 @@ def browser():  # type: ignore[no-untyped-def]
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
         opts.add_argument(arg)
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+
+
+def stale_safe(step: Callable[[], Any], attempts: int = 4) -> Any:
+    """Run a step that reads the status page again when the page's own refresh (every 5 s) replaced
+    what it was reading: on a loaded machine a step can take longer than that."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    for attempt in range(attempts):
+        try:
+            return step()
+        except StaleElementReferenceException:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.5)
 
 
 def skein_key_material() -> list[str]:
@@ -103,58 +120,63 @@ def test_status_page_in_chromium_through_the_yarn_proxy(cluster, yarn_apps):
             driver.find_element(By.LINK_TEXT, "tfyarn status").click()
             wait_for("the status page", lambda: driver.find_elements(By.ID, "tasks"), timeout_s=30, every_s=0.5)
             assert driver.current_url.startswith(doc["tracking_url"]), driver.current_url  # still the proxy
-            rows = driver.find_elements(By.CSS_SELECTOR, "#tasks tr.task")
-            seen = {r.get_attribute("data-task"): [c.text for c in r.find_elements(By.TAG_NAME, "td")] for r in rows}
-            assert set(seen) == {"chief:0", "worker:0", "worker:1", "ps:0"}, seen
-            hosts = {t["name"]: t["host"] for t in doc["tasks"]}  # two nodes: localhost and 127.0.0.2
-            for name, cells in seen.items():
-                assert cells[1] == hosts[name] and cells[3] == "RUNNING", cells  # host (its own node), state
-            assert set(hosts.values()) <= {"localhost", "127.0.0.2"}, hosts
-            # The stage table is folded under the chart: read its cells' text, shown or not.
-            stages = [r.get_attribute("textContent")
-                      for r in driver.find_elements(By.CSS_SELECTOR, "#timeline td:nth-child(3)")]
-            assert {"submitted", "am_started", "allocated", "registered", "rendezvous", "first_step"} <= set(stages)
-            # The Gantt chart: a labelled row per task, drawn (Chromium lays the SVG out), each task with its
-            # phases and the running ones with a training bar.
-            chart = driver.find_element(By.ID, "gantt")
-            assert chart.is_displayed() and chart.size["height"] > 5 * 16, chart.size
-            labels = [t.text for t in chart.find_elements(By.CSS_SELECTOR, "text.label")]
-            assert labels == ["job", *(t["name"] for t in doc["tasks"])], labels
-            assert len(chart.find_elements(By.CSS_SELECTOR, "rect.bar.training")) == 4
-            assert len(chart.find_elements(By.CSS_SELECTOR, "rect.bar.localizing")) == 4
-            chart.screenshot(str(ARTIFACTS / "gantt.png"))
-            # The chief's loss (tfyarn.report.metric): its newest value and a sparkline of the recent ones.
-            metric_rows = [[c.text for c in r.find_elements(By.TAG_NAME, "td")]
-                           for r in driver.find_elements(By.CSS_SELECTOR, "#metrics-table tr.metric")]
-            assert [r[:2] for r in metric_rows] == [["chief:0", "loss"]], metric_rows
-            assert float(metric_rows[0][2]) > 0, metric_rows
-            assert driver.find_elements(By.CSS_SELECTOR, "#metrics-table svg.spark polyline"), "no sparkline"
-            progress = driver.find_element(By.CSS_SELECTOR, '#tasks tr[data-task="chief:0"] td.progress').text
-            assert progress.startswith("step ") and progress.endswith(" ago"), progress
-            driver.save_screenshot(str(ARTIFACTS / "status_page.png"))
-            # Prometheus text, linked from the page, through the same proxy, read by Prometheus's own parser.
-            metrics_url = driver.find_element(By.ID, "metrics").get_attribute("href")
-            assert metrics_url == protocol.status_page_url(doc["tracking_url"]) + protocol.API_METRICS, metrics_url
-            scraped = subprocess.run(["curl", "-sf", metrics_url], capture_output=True, text=True)
-            assert scraped.returncode == 0, scraped.stderr
-            families = {f.name: f for f in text_string_to_metric_families(scraped.stdout)}
-            tasks = {(s.labels["role"], s.labels["state"]): s.value for s in families["tfyarn_tasks"].samples}
-            assert {k: v for k, v in tasks.items() if v} == {("chief", "RUNNING"): 1, ("worker", "RUNNING"): 2,
-                                                             ("ps", "RUNNING"): 1}, tasks
-            assert [s.labels["state"] for s in families["tfyarn_job_state"].samples] == ["RUNNING"]
-            assert [(s.labels["task"], s.labels["metric"]) for s in families["tfyarn_task_metric"].samples] == [
-                ("chief:0", "loss")]
-            assert {s.labels["app_id"] for f in families.values() for s in f.samples} == {app}
-            for text in [driver.page_source, json.dumps(doc), scraped.stdout] + [
-                    subprocess.run(["curl", "-s", protocol.status_page_url(doc["tracking_url"]) + protocol.API_STATUS],
-                                   capture_output=True, text=True).stdout]:
-                assert SECRET not in text
-                assert "-----BEGIN" not in text
-                for line in skein_key_material():
-                    assert line not in text
-                assert "TF_CONFIG" not in text and "TFYARN_JOB" not in text
 
-            driver.find_element(By.ID, "tensorboard").click()
+            def check_page() -> None:  # the page reloads itself every 5 s: read again if it did meanwhile
+                rows = driver.find_elements(By.CSS_SELECTOR, "#tasks tr.task")
+                seen = {r.get_attribute("data-task"): [c.text for c in r.find_elements(By.TAG_NAME, "td")]
+                        for r in rows}
+                assert set(seen) == {"chief:0", "worker:0", "worker:1", "ps:0"}, seen
+                hosts = {t["name"]: t["host"] for t in doc["tasks"]}  # two nodes: localhost and 127.0.0.2
+                for name, cells in seen.items():
+                    assert cells[1] == hosts[name] and cells[3] == "RUNNING", cells  # host (its own node), state
+                assert set(hosts.values()) <= {"localhost", "127.0.0.2"}, hosts
+                # The stage table is folded under the chart: read its cells' text, shown or not.
+                stages = [r.get_attribute("textContent")
+                          for r in driver.find_elements(By.CSS_SELECTOR, "#timeline td:nth-child(3)")]
+                assert {"submitted", "am_started", "allocated", "registered", "rendezvous", "first_step"} <= set(stages)
+                # The Gantt chart: a labelled row per task, drawn (Chromium lays the SVG out), each task with its
+                # phases and the running ones with a training bar.
+                chart = driver.find_element(By.ID, "gantt")
+                assert chart.is_displayed() and chart.size["height"] > 5 * 16, chart.size
+                labels = [t.text for t in chart.find_elements(By.CSS_SELECTOR, "text.label")]
+                assert labels == ["job", *(t["name"] for t in doc["tasks"])], labels
+                assert len(chart.find_elements(By.CSS_SELECTOR, "rect.bar.training")) == 4
+                assert len(chart.find_elements(By.CSS_SELECTOR, "rect.bar.localizing")) == 4
+                chart.screenshot(str(ARTIFACTS / "gantt.png"))
+                # The chief's loss (tfyarn.report.metric): its newest value and a sparkline of the recent ones.
+                metric_rows = [[c.text for c in r.find_elements(By.TAG_NAME, "td")]
+                               for r in driver.find_elements(By.CSS_SELECTOR, "#metrics-table tr.metric")]
+                assert [r[:2] for r in metric_rows] == [["chief:0", "loss"]], metric_rows
+                assert float(metric_rows[0][2]) > 0, metric_rows
+                assert driver.find_elements(By.CSS_SELECTOR, "#metrics-table svg.spark polyline"), "no sparkline"
+                progress = driver.find_element(By.CSS_SELECTOR, '#tasks tr[data-task="chief:0"] td.progress').text
+                assert progress.startswith("step ") and progress.endswith(" ago"), progress
+                driver.save_screenshot(str(ARTIFACTS / "status_page.png"))
+                # Prometheus text, linked from the page, through the same proxy, read by Prometheus's own parser.
+                metrics_url = driver.find_element(By.ID, "metrics").get_attribute("href")
+                assert metrics_url == protocol.status_page_url(doc["tracking_url"]) + protocol.API_METRICS, metrics_url
+                scraped = subprocess.run(["curl", "-sf", metrics_url], capture_output=True, text=True)
+                assert scraped.returncode == 0, scraped.stderr
+                families = {f.name: f for f in text_string_to_metric_families(scraped.stdout)}
+                tasks = {(s.labels["role"], s.labels["state"]): s.value for s in families["tfyarn_tasks"].samples}
+                assert {k: v for k, v in tasks.items() if v} == {("chief", "RUNNING"): 1, ("worker", "RUNNING"): 2,
+                                                                 ("ps", "RUNNING"): 1}, tasks
+                assert [s.labels["state"] for s in families["tfyarn_job_state"].samples] == ["RUNNING"]
+                assert [(s.labels["task"], s.labels["metric"]) for s in families["tfyarn_task_metric"].samples] == [
+                    ("chief:0", "loss")]
+                assert {s.labels["app_id"] for f in families.values() for s in f.samples} == {app}
+                for text in [driver.page_source, json.dumps(doc), scraped.stdout] + [
+                        subprocess.run(["curl", "-s",
+                                        protocol.status_page_url(doc["tracking_url"]) + protocol.API_STATUS],
+                                       capture_output=True, text=True).stdout]:
+                    assert SECRET not in text
+                    assert "-----BEGIN" not in text
+                    for line in skein_key_material():
+                        assert line not in text
+                    assert "TF_CONFIG" not in text and "TFYARN_JOB" not in text
+
+            stale_safe(check_page)
+            stale_safe(lambda: driver.find_element(By.ID, "tensorboard").click())
             # TensorBoard's app, through the proxy, listing the chief's run that the mirror brought over
             wait_for("TensorBoard's page", lambda: driver.title == "TensorBoard"
                      and driver.find_elements(By.TAG_NAME, "tb-webapp"), timeout_s=90, every_s=1)

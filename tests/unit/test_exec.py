@@ -33,7 +33,8 @@ TASK = "worker:1"
 @pytest.fixture
 def agent(tmp_path: Path):  # type: ignore[no-untyped-def]
     app = SimpleNamespace(kv=FakeKV())
-    env = {**os.environ, "TF_CONFIG": json.dumps({"task": {"type": "worker", "index": 1}}), "CUDA_VISIBLE_DEVICES": "2"}
+    tf_config = json.dumps({"task": {"type": "worker", "index": 1}})
+    env = {**os.environ, "TF_CONFIG": tf_config, "CUDA_VISIBLE_DEVICES": "2"}
     a = ExecAgent(app, TASK, env, str(tmp_path))
     a.start()
     yield a
@@ -161,7 +162,8 @@ class _Client:
     (_report(JobState.SUCCEEDED), {}, TASK, "has ended (SUCCEEDED): tfyarn exec reaches the tasks of a running job"),
     (_report(JobState.RUNNING, user="bob"), {}, TASK, "only application_1_0001's owner (bob) can exec"),
     (_report(JobState.RUNNING), None, TASK, "AM has not started serving yet"),
-    (_report(JobState.RUNNING), {"worker:0": TaskState.RUNNING}, "chief:0", "has no task chief:0: its tasks are worker:0"),
+    (_report(JobState.RUNNING), {"worker:0": TaskState.RUNNING}, "chief:0",
+     "has no task chief:0: its tasks are worker:0"),
     (_report(JobState.RUNNING), {TASK: TaskState.SUCCEEDED}, TASK, "task worker:1 is SUCCEEDED, not running"),
     (_report(JobState.RUNNING), {TASK: TaskState.REQUESTED}, TASK, "task worker:1 is REQUESTED, not running"),
 ])
@@ -175,4 +177,5 @@ def test_preflight_refuses_with_the_reason(monkeypatch, rep, tasks, task, messag
 def test_preflight_passes_a_running_task_of_ones_own_job(monkeypatch):  # type: ignore[no-untyped-def]
     monkeypatch.setenv(protocol.ENV_HADOOP_USER_NAME, "alice")
     monkeypatch.delenv(protocol.ENV_HADOOP_CONF_DIR, raising=False)
-    preflight(_Client(_report(JobState.RUNNING), {TASK: TaskState.RUNNING}), ExecOptions("application_1_0001", TASK, ("true",)))
+    client = _Client(_report(JobState.RUNNING), {TASK: TaskState.RUNNING})
+    preflight(client, ExecOptions("application_1_0001", TASK, ("true",)))
