@@ -71,7 +71,10 @@ def _user(cluster: LocalCluster, name: str, base: Path, ticket: bool = True) -> 
     ccache = home / "krb5cc"
     if ticket:
         kdc.login(cluster.layout, kdc.user_principal(name), ccache)
-    env = {**os.environ, "HOME": str(home), "KRB5CCNAME": f"FILE:{ccache}"}
+    # Their own skein credentials (in their HOME): a SKEIN_CONFIG inherited from a shell that used the
+    # plain cluster would give both the same key, and so each other's jobs' channels.
+    env = {**{k: v for k, v in os.environ.items() if k != "SKEIN_CONFIG"}, "HOME": str(home),
+           "KRB5CCNAME": f"FILE:{ccache}"}
     return User(name, env, kdc.keytab(cluster.layout, kdc.user_principal(name)))
 
 
