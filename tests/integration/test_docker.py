@@ -123,6 +123,10 @@ def test_kill_leaves_no_docker_container_and_no_process(cluster, yarn_apps, imag
     assert inspect["State"]["Running"] and inspect["HostConfig"]["NetworkMode"] == "host"
     assert inspect["HostConfig"]["Init"] is True  # docker-init is PID 1: the command gets the SIGTERM
     assert inspect["HostConfig"]["Memory"] == 512 * 2**20 and inspect["HostConfig"]["NanoCpus"] == 10**9
+    # `tfyarn exec` into a Docker task runs in its container: there PID 1 is docker-init of the task's command.
+    inside = tfyarn("exec", app, "--task", "worker:0", "--", "cat", "/proc/1/cmdline")
+    assert inside.returncode == 0, inside.stderr
+    assert inside.stdout.split("\0")[-3:] == ["sleep", "600", ""] and "docker-init" in inside.stdout, inside.stdout
     assert tfyarn("kill", app).returncode == 0
     wait_for("no Docker container of the job", lambda: boxes(app) == [], timeout_s=60)
     assert wait_none_left(app) == []
