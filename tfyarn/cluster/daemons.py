@@ -399,6 +399,15 @@ def _stop(layout: ClusterLayout, daemon: Daemon, grace_s: float) -> bool:
     return bool(pid)
 
 
+def terminate(pid: int, grace_s: float) -> None:
+    """SIGTERM one process, SIGKILL it if it is still there after ``grace_s``."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    _wait_gone([pid], grace_s)
+
+
 def _wait_gone(pids: list[int], timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

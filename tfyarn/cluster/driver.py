@@ -13,11 +13,8 @@ login it started with, and commands there log in as their own user.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tfyarn import hadoop_env, protocol
@@ -104,11 +101,6 @@ def stop(layout: ClusterLayout, grace_s: float = 10.0) -> bool:
     layout = layout.for_node(1)
     pid = running_pid(layout)
     if pid:
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
-            time.sleep(0.1)
-        if Path(f"/proc/{pid}").exists():
-            os.kill(pid, signal.SIGKILL)
+        daemons.terminate(pid, grace_s)
     (skein_dir(layout) / "driver").unlink(missing_ok=True)
     return bool(pid)

@@ -10,8 +10,6 @@ login of its own there; run `tfyarn history serve` with a ticket instead.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -97,11 +95,6 @@ def stop(layout: ClusterLayout, grace_s: float = 10.0) -> bool:
     layout = layout.for_node(1)
     pid = running_pid(layout)
     if pid:
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
-            time.sleep(0.1)
-        if Path(f"/proc/{pid}").exists():
-            os.kill(pid, signal.SIGKILL)
+        daemons.terminate(pid, grace_s)
     pid_file(layout).unlink(missing_ok=True)
     return bool(pid)
