@@ -105,11 +105,12 @@ class Session:
             readers = [(self.proc.stdout.fileno(), "o"), (self.proc.stderr.fileno(), "e")]
         self._pumps = [threading.Thread(target=self._pump, args=r, daemon=True) for r in readers]
         self.finisher = threading.Thread(target=self._finish, daemon=True)
+        self._feeder = threading.Thread(target=self._feed, daemon=True)
 
     def start(self) -> None:
         self.app.kv[self.out + "accepted"] = json.dumps({"pid": self.proc.pid}).encode()
         self.app.kv[protocol.KV_EXEC_RECORD_PREFIX + self.request.session] = self.record.to_json().encode()
-        for t in [*self._pumps, threading.Thread(target=self._feed, daemon=True)]:
+        for t in [*self._pumps, self._feeder]:
             t.start()
         self.finisher.start()
 
@@ -193,7 +194,8 @@ class Session:
         for t in self._pumps:
             t.join(DRAIN_S + 1)
         self._signal(signal.SIGKILL)  # what it left in its group (the task ends them anyway)
-        if self.request.tty and self._input_fd is not None:
+        self._feeder.join(2)  # it stops once the command has exited; only then may the pty's fd go
+        if self.request.tty and self._input_fd is not None and not self._feeder.is_alive():
             os.close(self._input_fd)
         self.record = dataclasses.replace(self.record, exit_code=code, message=self._stopping)
         body = self.record.to_json().encode()
