@@ -54,8 +54,10 @@ def exit_code(returncode: int) -> int:
 class Session:
     """One exec: its process, the pumps that send its output, the thread that feeds its input."""
 
-    def __init__(self, app: Any, request: wire.ExecRequest, argv: list[str], env: dict[str, str], cwd: str):
-        self.app, self.request = app, request
+    def __init__(
+        self, app: Any, request: wire.ExecRequest, argv: list[str], env: dict[str, str], cwd: str, keep: set[int]
+    ):
+        self.app, self.request, self.keep = app, request, keep
         self.out = protocol.kv_exec_out(request.session)
         self.record = wire.ExecRecord(
             session=request.session,
@@ -103,6 +105,7 @@ class Session:
             assert self.proc.stdout and self.proc.stderr
             self._input_fd = self.proc.stdin.fileno() if self.proc.stdin else None
             readers = [(self.proc.stdout.fileno(), "o"), (self.proc.stderr.fileno(), "e")]
+        keep.add(self.proc.pid)  # reaped by _finish alone: its exit code is what the client gets
         self._pumps = [threading.Thread(target=self._pump, args=r, daemon=True) for r in readers]
         self.finisher = threading.Thread(target=self._finish, daemon=True)
         self._feeder = threading.Thread(target=self._feed, daemon=True)
@@ -191,6 +194,7 @@ class Session:
     def _finish(self) -> None:
         """Wait for the command, let its output drain, then send how it ended and record it."""
         code = exit_code(self.proc.wait())
+        self.keep.discard(self.proc.pid)
         for t in self._pumps:
             t.join(DRAIN_S + 1)
         self._signal(signal.SIGKILL)  # what it left in its group (the task ends them anyway)
@@ -211,10 +215,14 @@ class Session:
 class ExecAgent:
     """Serves `tfyarn exec` for one task while its command runs (``start`` .. ``stop``)."""
 
-    def __init__(self, app: Any, task: str, env: dict[str, str], cwd: str, container: str = ""):
+    def __init__(
+        self, app: Any, task: str, env: dict[str, str], cwd: str, container: str = "", keep: set[int] | None = None
+    ):
         # env and cwd: those the task's command got; container: the Docker container it runs in, if any
-        # (then env is the docker client's, and the command runs in there through `docker exec`).
+        # (then env is the docker client's, and the command runs in there through `docker exec`);
+        # keep: where the executor finds the children it must not reap (process.StopSignals.keep).
         self.app, self.task, self.env, self.cwd, self.container = app, task, env, cwd, container
+        self.keep = keep if keep is not None else set()
         self.watch = protocol.kv_exec_in(task)
         self.sessions: dict[str, Session] = {}
         self._stopped = threading.Event()
@@ -268,7 +276,7 @@ class ExecAgent:
         if self.container:
             argv = ["docker", "exec", "-i", *(["-t"] if request.tty else []), self.container, *argv]
         try:
-            s = Session(self.app, request, argv, self.env, self.cwd)
+            s = Session(self.app, request, argv, self.env, self.cwd, self.keep)
         except OSError as e:
             why = f"{argv[0]}: command not found" if isinstance(e, FileNotFoundError) else f"{argv[0]}: {e}"
             log.warning(f"exec {session} refused: {why}")

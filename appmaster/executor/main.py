@@ -257,7 +257,8 @@ def run_task(app: skein.ApplicationClient, role: str, index: int, started: float
     if timeout := int(os.environ.get(protocol.ENV_PROGRESS_TIMEOUT, "0") or 0):
         watchdog = Watchdog(name, timeout, monitor, stop)
         watchdog.start()
-    agent = ExecAgent(app, name, env, workdir, box)  # `tfyarn exec` while it runs
+    agent = ExecAgent(app, name, env, workdir, box, keep=stop.keep)  # `tfyarn exec` while it runs
+    stop.before_stop.append(agent.stop)  # its sessions end, saying why, before the task's processes are stopped
     agent.start()
     try:
         outcome = process.run(command, env, stop, on_output=watchdog.saw_output if watchdog else None)

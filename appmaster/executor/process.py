@@ -26,7 +26,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from types import FrameType
 from typing import BinaryIO
@@ -75,6 +75,10 @@ class StopSignals:
         self.signum = 0
         self.child_pid = 0  # the direct child while the command runs: only the main thread reaps it
         self.running = False  # while the command runs, stop requests are forwarded, not raised
+        self.keep: set[int] = set()  # other direct children whose owners reap them (`tfyarn exec` sessions)
+        # Run before the command's processes are stopped, whoever stops them (a signal, the watchdog, the
+        # command's end): the exec agent ends its sessions itself, so their clients learn why.
+        self.before_stop: list[Callable[[], None]] = []
 
     def install(self) -> StopSignals:
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -83,9 +87,18 @@ class StopSignals:
 
     def _handle(self, signum: int, _frame: FrameType | None) -> None:
         self.signum = self.signum or signum
-        threading.Thread(target=stop_descendants, kwargs={"first": signum, "keep": self.child_pid}, daemon=True).start()
+        threading.Thread(target=self.stop_all, kwargs={"first": signum}, daemon=True).start()
         if not self.running:
             raise Terminated(signum)
+
+    def stop_all(self, grace_s: float = GRACE_S, first: int = signal.SIGTERM) -> None:
+        """The ``before_stop`` hooks, then every descendant (the direct children others reap are not reaped)."""
+        for hook in list(self.before_stop):
+            try:
+                hook()
+            except Exception as e:  # stopping must go on
+                sys.stderr.write(f"tfyarn: a stop hook failed: {type(e).__name__}: {e}\n")
+        stop_descendants(grace_s, first, keep={self.child_pid, *self.keep})
 
 
 def become_subreaper() -> bool:
@@ -135,11 +148,11 @@ def descendants(root: int) -> list[int]:
     return found
 
 
-def stop_descendants(grace_s: float = GRACE_S, first: int = signal.SIGTERM, keep: int = 0) -> None:
+def stop_descendants(grace_s: float = GRACE_S, first: int = signal.SIGTERM, keep: int | Collection[int] = 0) -> None:
     """SIGTERM everything below this process, SIGKILL what is left after ``grace_s``.
 
-    Zombies are reaped by pid, never with ``waitpid(-1)``, and ``keep`` (the
-    direct child, which the main thread waits for) is never reaped here.
+    Zombies are reaped by pid, never with ``waitpid(-1)``, and ``keep`` (direct
+    children others wait for: the command, exec sessions) is never reaped here.
     """
     me = os.getpid()
     deadline = time.monotonic() + grace_s
@@ -157,11 +170,12 @@ def stop_descendants(grace_s: float = GRACE_S, first: int = signal.SIGTERM, keep
     reap_orphans(keep)
 
 
-def reap_orphans(keep: int = 0) -> None:
+def reap_orphans(keep: int | Collection[int] = 0) -> None:
     """Collect the exit status of this process's zombie children, except ``keep``."""
     me = os.getpid()
+    kept = {keep} if isinstance(keep, int) else set(keep)
     for pid, (ppid, state) in _proc_table().items():
-        if ppid == me and state == "Z" and pid != keep:
+        if ppid == me and state == "Z" and pid not in kept:
             try:
                 os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
@@ -252,7 +266,8 @@ def run(
         for pumper in pumpers:
             pumper.start()
         code = child.wait()
-        stop_descendants(grace_s=2.0)  # leftovers of a finished command get a short grace
+        stop.child_pid = 0
+        stop.stop_all(grace_s=2.0)  # leftovers of a finished command get a short grace
         for pumper in pumpers:
             pumper.join(timeout=5)
     finally:

@@ -71,7 +71,7 @@ class Watchdog(threading.Thread):
                     f"progress was {what}, at {at}; tfyarn stopped it"
                 )
                 log.error(self.fired)
-                process.stop_descendants(first=signal.SIGTERM, keep=self.stop.child_pid)
+                self.stop.stop_all(first=signal.SIGTERM)
                 return
 
     def finish(self, outcome: process.Outcome) -> process.Outcome:

@@ -179,3 +179,28 @@ def test_preflight_passes_a_running_task_of_ones_own_job(monkeypatch):  # type: 
     monkeypatch.delenv(protocol.ENV_HADOOP_CONF_DIR, raising=False)
     client = _Client(_report(JobState.RUNNING), {TASK: TaskState.RUNNING})
     preflight(client, ExecOptions("application_1_0001", TASK, ("true",)))
+
+
+def test_when_the_tasks_command_ends_its_execs_end_first_with_their_own_exit_code(tmp_path):  # type: ignore[no-untyped-def]
+    """process.run's clean-up of the command's leftovers must not reap an exec (its code would read 0):
+    the agent's stop runs first, ends each session itself, and the client hears why."""
+    from appmaster.executor import process
+
+    stop = process.StopSignals()
+    app = SimpleNamespace(kv=FakeKV())
+    a = ExecAgent(app, TASK, dict(os.environ), str(tmp_path), keep=stop.keep)
+    stop.before_stop.append(a.stop)
+    a.start()
+    result: dict[str, Any] = {}
+    client = threading.Thread(target=lambda: result.setdefault("run", run(a, "sleep", "600")))
+    client.start()
+    deadline = time.monotonic() + 10
+    while not stop.keep and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stop.keep, "the session's process was not handed to the executor's keep set"
+    outcome = process.run(["sleep", "0.5"], dict(os.environ), stop)  # the task's command, then its clean-up
+    client.join(10)
+    code, _, err, _ = result["run"]
+    assert outcome.exit_code == 0
+    assert code == 143 and b"the task's command ended" in err, (code, err)
+    assert stop.keep == set()
