@@ -58,6 +58,9 @@ def test_elastic_job_grows_when_capacity_frees_and_replaces_a_lost_worker_alone(
                               "--steps", str(STEPS), "--step-seconds", "0.4")
     yarn_apps.append(app)
     doc = wait_for("training with the 2 workers that fit", world(app, 2), timeout_s=300, every_s=2)
+    # A few steps by the group of 2 before it can grow (under load its first step can come late).
+    doc = wait_for("3 steps by the group of 2", lambda: (d := world(app, 2)()) and all(
+        step(t) >= 3 for t in d["tasks"] if t["name"] != "worker:2") and d, timeout_s=300, every_s=1)
     assert doc["elastic"] == "2:3"
     assert task(doc, "worker:2")["state"] in ("WAITING", "REQUESTED"), doc["tasks"]
 

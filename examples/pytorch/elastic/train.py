@@ -54,10 +54,13 @@ def save_local(state: dict) -> None:
 
 
 def agree(state: dict, rank: int) -> dict:
-    """Every rank takes the most advanced checkpoint in the group, from the lowest rank holding it."""
-    steps = torch.tensor([state["step"]], dtype=torch.long)
-    dist.all_reduce(steps, op=dist.ReduceOp.MAX)
-    holder = torch.tensor([rank if state["step"] == steps.item() else dist.get_world_size()], dtype=torch.long)
+    """Every rank takes the most advanced checkpoint in the group (at equal steps, the one with the
+    longest history of rounds: a newcomer's fresh state never replaces a survivor's), from the lowest
+    rank holding it."""
+    mine = state["step"] * 1_000_000 + len(state["rounds"])
+    best = torch.tensor([mine], dtype=torch.long)
+    dist.all_reduce(best, op=dist.ReduceOp.MAX)
+    holder = torch.tensor([rank if mine == best.item() else dist.get_world_size()], dtype=torch.long)
     dist.all_reduce(holder, op=dist.ReduceOp.MIN)
     box = [None]
     if rank == holder.item():
@@ -86,6 +89,7 @@ def main() -> None:
 
     state = agree(load_local(), rank)
     state["rounds"].append([world, state["step"]])
+    save_local(state)  # the round is on record even if the group re-forms before its first step
     print(f"rank {rank}: world size {world}, resuming at step {state['step']} "
           f"(agent restart {os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')})", flush=True)
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
