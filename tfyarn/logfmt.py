@@ -18,11 +18,24 @@ AM_LOGGER = "tfyarn.am"
 EXECUTOR_LOGGER = "tfyarn.executor"
 
 
+class _Stderr(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a line is logged, not the one it was made with: a
+    test harness that swaps and closes stderr (pytest's capture) then never gets a closed stream."""
+
+    @property
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: object) -> None:
+        pass
+
+
 def setup(name: str, level: int = logging.INFO) -> logging.Logger:
     """Route the ``tfyarn`` loggers to stderr in FORMAT; idempotent, so tests may call it twice."""
     root = logging.getLogger("tfyarn")
     if not any(getattr(h, "_tfyarn", False) for h in root.handlers):
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _Stderr()
         handler.setFormatter(logging.Formatter(FORMAT))
         handler._tfyarn = True  # type: ignore[attr-defined]
         root.addHandler(handler)
