@@ -187,3 +187,17 @@ def test_a_stop_kills_the_running_trials_which_a_resume_runs_again() -> None:
     again = Runner(s, "sw", jobs, study, say=lambda m: None).run(poll_s=0)
     assert (again.complete, again.stopped) == (4, False)  # the 2 finished kept, the 2 stopped run again
     assert len(jobs.jobs) == 6
+
+
+def test_conf_sweep_yaml_documents_every_key_and_loads():
+    import yaml as _yaml
+
+    from tfyarn.sweep.spec import _KEYS
+
+    conf = Path(__file__).resolve().parents[2] / "conf" / "sweep.yaml"
+    data = _yaml.safe_load(conf.read_text())
+    assert tuple(data) == _KEYS
+    loaded = SweepSpec.from_dict({**data, "job": JOB, "params": SWEEP["params"]})
+    defaults = SweepSpec(job={}, params=(), objective=loaded.objective)
+    for key in ("trials", "parallel", "sampler", "pruner", "max_failures", "storage", "seed", "name", "env"):
+        assert getattr(loaded, key) == getattr(defaults, key), key
