@@ -4,14 +4,25 @@ The example sweep (examples/sweep): 8 trials, 2 at a time, a log-uniform learnin
 categorical batch size; the median pruner kills at least one; the best trial's learning rate is
 where the model trains well, and its model, fetched from HDFS, loads and predicts. A second sweep
 on a grid: a trial that fails does not stop it, and a stop then a resume keep the finished trials.
+A third keeps its study in a real PostgreSQL (Debian's, started here), and is warned, with the real
+queue's numbers, that its `parallel` is more than the queue holds.
 """
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
+import socket
 import subprocess
+import tempfile
+import urllib.request
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
+import optuna
+import pytest
 import torch
 import yaml
 
@@ -98,3 +109,54 @@ def started(name: str) -> bool:
 
 def ended(name: str) -> list[dict]:
     return [t for t in status(name) if t["state"] in ("COMPLETE", "FAIL")]
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[str]:
+    """A PostgreSQL server of Debian's package on a free loopback port: its SQLAlchemy URL."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    if not found:
+        pytest.fail("PostgreSQL is not installed: `make postgres` installs Debian's postgresql")
+    bin_dir = found[-1].parent
+    as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []  # it refuses to run as root
+    home = Path(tempfile.mkdtemp(prefix="tfyarn-pg-"))
+    if as_pg:
+        shutil.chown(home, "postgres")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data = home / "data"
+    run = lambda *a: subprocess.run([*as_pg, *map(str, a)], check=True, capture_output=True, timeout=120)  # noqa: E731
+    run(bin_dir / "initdb", "-D", data, "-A", "trust", "-U", "tfyarn", "--no-sync")
+    opts = f"-p {port} -k {home} -c listen_addresses=127.0.0.1 -c fsync=off"
+    run(bin_dir / "pg_ctl", "-D", data, "-l", home / "log", "-w", "-o", opts, "start")
+    try:
+        yield f"postgresql+psycopg2://tfyarn@127.0.0.1:{port}/postgres"
+    finally:
+        run(bin_dir / "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_sweep_keeps_its_study_in_postgresql_and_is_warned_of_a_parallel_the_queue_cannot_hold(
+        cluster, tmp_path, postgres):
+    conf, name = sweep_file(tmp_path, epochs=2, storage=postgres, trials=2, parallel=64, pruner="none",
+                            sampler="random")
+    res = tfyarn("sweep", "--conf", str(conf), timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+    # The warning's numbers are the real queue's: it holds what the cluster's NodeManagers offer.
+    said = re.search(r"parallel is 64, but queue default holds at most (\d+) trial\(s\) at once \(each asks "
+                     r"(\d+) MiB, (\d+) vcores; the queue holds (\d+) MiB, (\d+) vcores\)", res.stderr)
+    assert said, res.stderr
+    fit, mb, vcores, room_mb, room_vcores = map(int, said.groups())
+    with urllib.request.urlopen(f"{cluster.layout.rm_web}/ws/v1/cluster/metrics", timeout=10) as r:
+        metrics = json.load(r)["clusterMetrics"]
+    assert (room_mb, room_vcores) == (metrics["totalMB"], metrics["totalVirtualCores"]), metrics
+    assert fit == min(room_mb // mb, room_vcores // vcores) and 1 <= fit < 64
+    # The study is in PostgreSQL, not in a file here, and `sweep status` reads it from there.
+    assert not (Path.home() / ".tfyarn" / "sweeps" / f"{name}.db").exists()
+    study = optuna.load_study(study_name=name, storage=postgres)
+    done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    assert len(done) == 2, study.trials
+    rows = status(name)
+    assert sorted(r["objective"] for r in rows) == sorted(t.value for t in done)
+

@@ -201,3 +201,48 @@ def test_conf_sweep_yaml_documents_every_key_and_loads():
     defaults = SweepSpec(job={}, params=(), objective=loaded.objective)
     for key in ("trials", "parallel", "sampler", "pruner", "max_failures", "storage", "seed", "name", "env"):
         assert getattr(loaded, key) == getattr(defaults, key), key
+
+
+def scheduler_answer(memory: int, vcores: int, gpus: int) -> bytes:
+    """The capacity scheduler's /ws/v1/cluster/scheduler, trimmed, as Hadoop 3.5's RM sends it."""
+    import json
+
+    infos = [{"name": "memory-mb", "units": "Mi", "value": memory}, {"name": "vcores", "value": vcores},
+             {"name": "yarn.io/gpu", "value": gpus}]
+    leaf = {"type": "capacitySchedulerLeafQueueInfo", "queueName": "default", "queuePath": "root.default",
+            "maxEffectiveCapacity": {"memory": memory, "vCores": vcores,
+                                     "resourceInformations": {"resourceInformation": infos}}}
+    return json.dumps({"scheduler": {"schedulerInfo": {
+        "type": "capacityScheduler", "queueName": "root", "queuePath": "root",
+        "queues": {"queue": [leaf]}}}}).encode()
+
+
+def test_a_parallel_the_queue_cannot_hold_is_warned_with_the_numbers(tmp_path: Path) -> None:
+    from tfyarn.rest import FetchError
+    from tfyarn.sweep import room
+    from tfyarn.sweep.trialjob import sample_job
+
+    job = sample_job(spec(), "s")  # 1 worker of 256 MiB and the AM
+    need = room.trial_need(job)
+    assert need == room.Need(job.am_container_mb + 256, 2, 0)
+    said: list[str] = []
+    answer = scheduler_answer(memory=3 * need.memory_mb + 10, vcores=32, gpus=0)
+    room.check(2, job, lambda path: ("url", answer), said.append)
+    assert said == []  # 3 fit, 2 asked
+    room.check(5, job, lambda path: ("url", answer), said.append)
+    assert said and "parallel is 5, but queue default holds at most 3 trial(s)" in said[0], said
+    assert f"each asks {need.memory_mb} MiB, 2 vcores" in said[0] and "Set parallel: 3" in said[0]
+    said.clear()
+    room.check(5, job, lambda path: ("url", scheduler_answer(10**6, 4, 0)), said.append)
+    assert "holds at most 2 trial(s)" in said[0]  # vcores bind: 4 // 2
+
+    def down(path: str) -> tuple[str, bytes]:
+        raise FetchError("connection refused")
+
+    said.clear()
+    room.check(5, job, down, said.append)
+    assert said[0].startswith("Warning: could not read queue default's capacity") and "not checked" in said[0]
+    said.clear()
+    room.check(5, job, lambda path: ("url", b'{"scheduler": {"schedulerInfo": {"type": "fifoScheduler"}}}'),
+               said.append)
+    assert said[0].startswith("Note:") and "not checked" in said[0]  # never a silent pass

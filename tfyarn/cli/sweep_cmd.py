@@ -40,8 +40,10 @@ def _saved(sweep_id: str) -> tuple[Any, Path]:
 
 def _run(spec: Any, sweep_id: str, create: bool) -> None:
     from tfyarn.client import Client
+    from tfyarn.sweep import room
     from tfyarn.sweep import study as studies
     from tfyarn.sweep.runner import Runner
+    from tfyarn.sweep.trialjob import sample_job
 
     st = studies.open_study(spec, sweep_id, create=create)
     if not create:
@@ -51,6 +53,7 @@ def _run(spec: Any, sweep_id: str, create: bool) -> None:
         err=True,
     )
     with Client() as client:
+        room.check(spec.parallel, sample_job(spec, sweep_id), client.rm_rest, lambda m: click.echo(m, err=True))
         out = Runner(spec, sweep_id, client, st, say=lambda m: click.echo(m, err=True)).run()
     for m in out.messages:
         click.echo(m, err=True)

@@ -102,3 +102,12 @@ def trial_job(spec: SweepSpec, sweep_id: str, number: int, values: dict[str, Any
         yaml.safe_dump(job, f)
         f.flush()
         return load_job(f.name)
+
+
+def sample_job(spec: SweepSpec, sweep_id: str) -> JobSpec:
+    """A trial's job with each parameter at its first choice or low bound: what every trial asks of YARN
+    (parameters may be anywhere in the template, but the resources asked are the same in most sweeps)."""
+    values: dict[str, Any] = {}
+    for p in spec.params:
+        values[p.name] = p.choices[0] if p.type == "categorical" else (int(p.low or 0) if p.type == "int" else p.low)
+    return trial_job(spec, sweep_id, 0, values)
