@@ -246,3 +246,23 @@ def test_a_parallel_the_queue_cannot_hold_is_warned_with_the_numbers(tmp_path: P
     room.check(5, job, lambda path: ("url", b'{"scheduler": {"schedulerInfo": {"type": "fifoScheduler"}}}'),
                said.append)
     assert said[0].startswith("Note:") and "not checked" in said[0]  # never a silent pass
+
+
+def test_dry_run_plans_the_sweep_and_its_first_trial_and_writes_nothing(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import yaml
+    from click.testing import CliRunner
+
+    from tfyarn.cli.main import cli
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("HADOOP_CONF_DIR", raising=False)
+    conf = tmp_path / "sweep.yaml"
+    conf.write_text(yaml.safe_dump({**SWEEP, "name": "plan-me", "job": {**JOB, "python_env": "local"}}))
+    res = CliRunner().invoke(cli, ["sweep", "--conf", str(conf), "--dry-run"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[0] == "# sweep plan-me: 8 trial(s), 2 at a time, sampler tpe, pruner median; objective: minimize val_loss"
+    assert "# param lr: float from 0.0001 to 1 (log scale)" in lines and "# param bs: one of 16, 32" in lines
+    assert any("runs: python train.py --lr 0.0001 --batch-size 16" in line for line in lines), res.output
+    assert "dest: hdfs:///models/plan-me/0" in res.output  # {sweep} and {trial} filled in
+    assert not (tmp_path / "home").exists()  # no study, no saved spec

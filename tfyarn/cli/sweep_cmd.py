@@ -66,6 +66,28 @@ def _run(spec: Any, sweep_id: str, create: bool) -> None:
         raise click.exceptions.Exit(4)
 
 
+def _plan(spec: Any, sweep_id: str) -> None:
+    """The sweep as it would run, in ``#`` lines, then trial 0's job (each parameter at its first value)."""
+    from tfyarn.cli import dryrun
+    from tfyarn.sweep.study import sweeps_dir
+    from tfyarn.sweep.trialjob import sample_job
+
+    o = spec.objective
+    click.echo(
+        f"# sweep {sweep_id}: {spec.trials} trial(s), {spec.parallel} at a time, sampler {spec.sampler}, "
+        f"pruner {spec.pruner}; objective: {o.direction} {o.metric}" + (f" of {o.task}" if o.task else "")
+    )
+    click.echo(f"# study: {spec.storage or f'sqlite:///{sweeps_dir() / sweep_id}.db'}")
+    for p in spec.params:
+        if p.type == "categorical":
+            click.echo(f"# param {p.name}: one of {', '.join(map(str, p.choices))}")
+        else:
+            scale = "log scale" if p.log else (f"step {p.step:g}" if p.step else "uniform")
+            click.echo(f"# param {p.name}: {p.type} from {p.low:g} to {p.high:g} ({scale})")
+    click.echo("# trial 0's job, each parameter at its first choice or low bound:")
+    dryrun.show(sample_job(spec, sweep_id), "job", {})
+
+
 def _status(st: Any, as_json: bool) -> None:
     import optuna
 
@@ -121,8 +143,13 @@ def _status(st: Any, as_json: bool) -> None:
 @click.option("--conf", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The sweep file (YAML).")
 @click.option("--trials", type=int, default=None, help="How many trials in all (overrides the file's).")
 @click.option("--parallel", type=int, default=None, help="How many trials run at once (overrides the file's).")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Contact nothing, write nothing: the sweep's plan, then trial 0's job as a submit would plan it.",
+)
 @click.pass_context
-def sweep(ctx: click.Context, conf: Path | None, trials: int | None, parallel: int | None) -> None:
+def sweep(ctx: click.Context, conf: Path | None, trials: int | None, parallel: int | None, dry_run: bool) -> None:
     """Search hyperparameters: each trial is an ordinary tfyarn job, with its values substituted.
 
     \b
@@ -152,6 +179,9 @@ def sweep(ctx: click.Context, conf: Path | None, trials: int | None, parallel: i
     spec = dataclasses.replace(spec, **{k: v for k, v in (("trials", trials), ("parallel", parallel)) if v})
     check(spec)
     sweep_id = studies.new_id(spec)
+    if dry_run:
+        _plan(spec, sweep_id)
+        return
     saved = studies.sweeps_dir() / f"{sweep_id}.yaml"
     if saved.exists():
         raise TfyarnError(
