@@ -266,3 +266,34 @@ def test_dry_run_plans_the_sweep_and_its_first_trial_and_writes_nothing(tmp_path
     assert any("runs: python train.py --lr 0.0001 --batch-size 16" in line for line in lines), res.output
     assert "dest: hdfs:///models/plan-me/0" in res.output  # {sweep} and {trial} filled in
     assert not (tmp_path / "home").exists()  # no study, no saved spec
+
+
+def test_a_grid_sweep_stopped_and_resumed_covers_its_grid_once_and_the_grid_end_is_no_error() -> None:
+    # The grid sampler asks Optuna to stop the study when its grid is covered, which Optuna refuses
+    # outside optimize(); and a resume runs the stopped trials' own grid points again.
+    grid = {"lr": {"type": "categorical", "choices": [0.001, 0.01, 0.1, 1.0]},
+            "bs": {"type": "categorical", "choices": [16]}}
+    s = spec(trials=4, parallel=2, pruner="none", sampler="grid", params=grid)
+    jobs = Jobs(epochs=3)
+    study = new_study(s)
+    runner = Runner(s, "sw", jobs, study, say=lambda m: None)
+    polls = 0
+    original = runner.poll
+
+    def poll() -> None:
+        nonlocal polls
+        polls += 1
+        original()
+        if polls == 6:
+            study.set_user_attr(studies.STUDY_STOP, True)
+    runner.poll = poll  # type: ignore[method-assign]
+    assert runner.run(poll_s=0).stopped
+    stopped_lrs = sorted(t.params["lr"] for t in study.trials if t.number in studies.stopped(study))
+    assert len(stopped_lrs) == 2
+    study.set_user_attr(studies.STUDY_STOP, False)
+    assert studies.requeue_stopped(study) == 2
+    assert studies.requeue_stopped(study) == 0  # once each
+    again = Runner(s, "sw", jobs, study, say=lambda m: None).run(poll_s=0)
+    assert (again.complete, again.failed, again.stopped) == (4, 0, False)
+    counted = [t for t in study.trials if t.number not in studies.stopped(study)]
+    assert sorted(t.params["lr"] for t in counted) == [0.001, 0.01, 0.1, 1.0]  # the grid, each point once

@@ -48,6 +48,9 @@ def _run(spec: Any, sweep_id: str, create: bool) -> None:
     st = studies.open_study(spec, sweep_id, create=create)
     if not create:
         st.set_user_attr(studies.STUDY_STOP, False)
+        again = studies.requeue_stopped(st)
+        if again:
+            click.echo(f"{again} trial(s) a stop killed run again with their values", err=True)
     click.echo(
         f"Sweep {sweep_id}: {spec.trials} trial(s), {spec.parallel} at a time; `tfyarn sweep status {sweep_id}`",
         err=True,
@@ -242,7 +245,7 @@ def stop(sweep_id: str) -> None:
                     client.kill(t.user_attrs[studies.TRIAL_APP])
         studies.mark_stopped(st, [t.number for t in left])
         for t in left:
-            st.tell(t.number, state=optuna.trial.TrialState.FAIL)
+            studies.tell(st, t.number, state=optuna.trial.TrialState.FAIL)
     click.echo(f"Sweep {sweep_id} stopped; `tfyarn sweep resume {sweep_id}` goes on.")
 
 

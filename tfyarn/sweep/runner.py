@@ -116,7 +116,7 @@ class Runner:
                 r.reported = max(r.reported, count)
                 if r.reported and r.trial.should_prune():
                     self.client.kill(r.app_id)
-                    self.study.tell(r.trial, state=optuna.trial.TrialState.PRUNED)
+                    studies.tell(self.study, r.trial, state=optuna.trial.TrialState.PRUNED)
                     del self.running[number]
                     self.say(f"trial {number}: pruned at step {r.reported - 1} (median pruner); {r.app_id} killed")
                 continue
@@ -124,7 +124,7 @@ class Runner:
             doc = self.client.status_doc(r.app_id)
             count, recent = metric_values(doc, o.metric, o.task)
             if rep.state == JobState.SUCCEEDED and recent:
-                self.study.tell(r.trial, recent[-1])
+                studies.tell(self.study, r.trial, recent[-1])
                 self.say(f"trial {number}: {o.metric} = {recent[-1]:.6g}")
                 continue
             why = (
@@ -133,7 +133,7 @@ class Runner:
                 else f"the objective metric {o.metric!r} was never reported (tfyarn.report.metric({o.metric!r}, value))"
             )
             r.trial.set_user_attr(studies.TRIAL_WHY, why)
-            self.study.tell(r.trial, state=optuna.trial.TrialState.FAIL)
+            studies.tell(self.study, r.trial, state=optuna.trial.TrialState.FAIL)
             self.say(f"trial {number}: FAILED: {why}")
 
     def stop_all(self, why: str) -> None:
@@ -144,7 +144,7 @@ class Runner:
             r.trial.set_user_attr(studies.TRIAL_WHY, f"stopped: {why}")
         studies.mark_stopped(self.study, list(self.running))
         for r in self.running.values():
-            self.study.tell(r.trial, state=optuna.trial.TrialState.FAIL)
+            studies.tell(self.study, r.trial, state=optuna.trial.TrialState.FAIL)
         self.running.clear()
 
     def stop(self, why: str) -> Outcome:

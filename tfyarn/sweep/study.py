@@ -16,6 +16,7 @@ from tfyarn.sweep.spec import Param, SweepSpec
 STUDY_STOP = "tfyarn_stop_requested"  # a study attribute `sweep stop` sets; the runner ends when it sees it
 TRIAL_APP = "app_id"  # each trial's YARN application
 STUDY_STOPPED = "tfyarn_stopped_trials"  # the numbers of trials a stop killed: not counted, run again on resume
+STUDY_REQUEUED = "tfyarn_requeued_trials"  # stopped trials whose values a resume has queued again
 TRIAL_WHY = "why"  # why a trial failed: its job's diagnostics, or "objective never reported"
 
 
@@ -89,3 +90,30 @@ def stopped(st: Any) -> set[int]:
 
 def mark_stopped(st: Any, numbers: list[int]) -> None:
     st.set_user_attr(STUDY_STOPPED, sorted(stopped(st) | set(numbers)))
+
+
+def tell(st: Any, trial: Any, value: float | None = None, state: Any = None) -> None:
+    """``st.tell``, where the trial's end is stored even when the sampler asks to stop the study.
+
+    The grid sampler calls ``Study.stop()`` once its grid is covered, which Optuna refuses outside
+    ``optimize`` (after storing the trial); the runner counts trials itself, so that request is moot."""
+    try:
+        if value is None:
+            st.tell(trial, state=state)
+        else:
+            st.tell(trial, value)
+    except RuntimeError as e:
+        if "Study.stop" not in str(e):
+            raise
+
+
+def requeue_stopped(st: Any) -> int:
+    """Queue again the values of every trial a stop killed, once each: a resume runs those trials anew
+    (a grid's points included), then samples. How many were queued."""
+    done = set(st.user_attrs.get(STUDY_REQUEUED) or ())
+    again = [t for t in st.get_trials(deepcopy=False) if t.number in stopped(st) and t.number not in done]
+    for t in again:
+        st.enqueue_trial(t.params)
+    if again:
+        st.set_user_attr(STUDY_REQUEUED, sorted(done | {t.number for t in again}))
+    return len(again)
