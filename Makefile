@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 TFYARN := $(PY) -m tfyarn
 
-.PHONY: demo test test-kerberos unit integration lint bench up down venv browser tmux krb5 docker docker-down image-base image-tf image-torch images devbox wheel-check clean
+.PHONY: demo test test-kerberos unit integration lint bench up down venv browser tmux postgres krb5 docker docker-down image-base image-tf image-torch images devbox wheel-check clean
 
 # Everything from nothing to a trained model fetched back from HDFS: the README's quick tour
 # (examples/tour.sh): the local cluster up, a data set to HDFS, TF2 ParameterServerStrategy (1 chief +
@@ -23,7 +23,7 @@ test integration: NODES = 2
 PARALLEL ?= 2
 # Each phase runs even when an earlier one failed (so one run shows every failure); make fails if any did
 # (pytest's 5, no test collected, included).
-test: lint wheel-check up browser docker tmux
+test: lint wheel-check up browser docker tmux postgres
 	@rc=0; \
 	$(PY) -m pytest tests -ra --durations=30 -n $(PARALLEL) --dist loadfile \
 	  -m "not exclusive and not disruptive and not lifecycle" || rc=$$?; \
@@ -48,7 +48,7 @@ lint: $(VENV)/.installed
 unit: $(VENV)/.installed
 	$(PY) -m pytest tests/unit -ra
 
-integration: up browser docker tmux
+integration: up browser docker tmux postgres
 	$(PY) -m pytest tests/integration -ra
 
 # Benchmarks (not tests): each prints its table and a JSON line; startup, ddp_overhead and
@@ -83,6 +83,11 @@ browser:
 tmux:
 	@command -v tmux >/dev/null || { echo 'Installing Debian tmux for the exec test...'; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq tmux >/dev/null; }
+
+# tests/integration/test_sweep.py keeps a sweep's Optuna study in a PostgreSQL server it starts.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { echo 'Installing Debian postgresql for the sweep test...'; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq postgresql >/dev/null; }
 
 # `cluster up --kerberos` runs MIT Kerberos: Debian's KDC, its admin tools and kinit/klist.
 krb5:

@@ -157,7 +157,8 @@ class Client:
         )
 
     # -- submission -----------------------------------------------------------
-    def _rm_rest(self, path: str) -> tuple[str, bytes]:
+    def rm_rest(self, path: str) -> tuple[str, bytes]:
+        """(url, body) of the RM's REST ``path`` (FetchError)."""
         url = f"{hadoop_env.rm_web(self.hadoop.conf_dir)}{path}"
         return url, get(url)
 
@@ -167,7 +168,7 @@ class Client:
 
     def limits(self) -> SchedulerLimits:
         """The scheduler's limits from the RM's effective configuration (FetchError, Unreadable)."""
-        return SchedulerLimits.from_conf(parse_conf(self._rm_rest("/conf")[1]))
+        return SchedulerLimits.from_conf(parse_conf(self.rm_rest("/conf")[1]))
 
     def admit(self, spec: JobSpec, progress: Callable[[str], None] = lambda _m: None) -> None:
         """Raise SpecError for a job the cluster would refuse or never place.

@@ -176,6 +176,7 @@ class Progress(Wire):
     step: int | None = None
     metrics: dict[str, float] = field(default_factory=dict)  # each metric's newest value
     series: dict[str, tuple[float, ...]] = field(default_factory=dict)  # each metric's recent values, oldest first
+    counts: dict[str, int] = field(default_factory=dict)  # how many values of each metric were reported in all
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -121,6 +121,7 @@ class ProgressLog:
         self.time = 0.0
         self.step: int | None = None
         self.series: dict[str, collections.deque[float]] = {}
+        self.counts: dict[str, int] = {}  # values of each metric so far (a sweep's pruner steps by them)
         self.changed = False
 
     def add(self, beat: dict[str, Any]) -> int | None:
@@ -136,6 +137,7 @@ class ProgressLog:
             name = str(name)[:MAX_STAGE_CHARS]
             if name in self.series or len(self.series) < METRICS_MAX:
                 self.series.setdefault(name, collections.deque(maxlen=SERIES_MAX)).append(float(value))
+                self.counts[name] = self.counts.get(name, 0) + 1
         return self.step
 
     def take(self) -> wire.Progress | None:
@@ -148,6 +150,7 @@ class ProgressLog:
             step=self.step,
             metrics={n: v[-1] for n, v in self.series.items()},
             series={n: tuple(v) for n, v in self.series.items()},
+            counts=dict(self.counts),
         )
 
 

@@ -30,6 +30,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "fetch": ("tfyarn.cli.fetch_cmd", "fetch", "Copy a job's outputs (or an HDFS path) here."),
     "logs": ("tfyarn.cli.jobs_cmd", "logs", "Print a job's logs, or one task's (--task, --follow)."),
     "exec": ("tfyarn.cli.exec_cmd", "exec_cmd", "Run a command in a running task's container (-it: a shell)."),
+    "sweep": ("tfyarn.cli.sweep_cmd", "sweep", "Search hyperparameters: each trial a tfyarn job (Optuna)."),
     "nodes": ("tfyarn.cli.nodes_cmd", "nodes", "Each YARN node's state and health, and the tfyarn tasks on it."),
 }
 
