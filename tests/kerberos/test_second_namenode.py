@@ -6,7 +6,9 @@ config written by the cluster's own writer for another set of ports. alice
 stages an input from it and publishes an output to it; the containers have
 no keytab and no ticket, so only the token skein fetched at submit (tfyarn
 hands it the filesystems the job names) lets them in. The job also writes
-the services of the tokens it was given into its output: the proof.
+the services of the tokens it was given into its output: the proof. The same
+through a viewfs mount table whose links lead to both NameNodes: skein asks
+the ViewFileSystem for its tokens, which are those of every NameNode mounted.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 import pytest
 
@@ -94,3 +97,44 @@ def test_input_and_output_on_a_second_namenode_get_their_token_at_submit(kcluste
     ls = subprocess.run([str(kcluster.layout.bin_dir / "hdfs"), "dfs", "-ls", f"/tmp/{run}-out"], env=alice.env,
                         capture_output=True, text=True, timeout=60)
     assert ls.returncode != 0 and "No such file" in ls.stderr, ls.stdout + ls.stderr
+
+
+@pytest.fixture
+def viewfs(kcluster: LocalCluster, second_hdfs: ClusterLayout) -> Iterator[str]:
+    """A viewfs mount table ``viewfs://ctab``: /second is the second NameNode's /tmp, /first the cluster's;
+    in the cluster's core-site, which the client, skein's driver and every container read."""
+    site = kcluster.layout.conf_dir / "core-site.xml"
+    before = site.read_text()
+    # hdfs-native (tfyarn's HDFS client without libhdfs) needs a fallback link for the paths no link names.
+    links = {"link./second": f"{NN2}/tmp", "link./first": f"{kcluster.layout.fs_uri}/tmp",
+             "linkFallback": f"{kcluster.layout.fs_uri}/"}
+    props = "".join(f"<property><name>fs.viewfs.mounttable.ctab.{escape(k)}</name><value>{escape(v)}</value>"
+                    "</property>\n" for k, v in links.items())
+    site.write_text(before.replace("</configuration>", props + "</configuration>"))
+    try:
+        yield "viewfs://ctab"
+    finally:
+        site.write_text(before)
+
+
+def test_input_and_output_through_a_viewfs_mount_table_get_the_mounted_namenodes_tokens(
+        kcluster: LocalCluster, alice: User, second_hdfs: ClusterLayout, viewfs: str, tmp_path: Path):
+    run = uuid.uuid4().hex[:8]
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "x.txt").write_text(f"through viewfs {run}\n")
+    hdfs(kcluster, alice, "-put", str(data), f"{NN2}/tmp/{run}-data")
+    flags = ["--input", f"{viewfs}/second/{run}-data", "--output", f"./out:{viewfs}/second/{run}-out"]
+    dry = alice.tfyarn("submit", "--dry-run=yarn", "--num-workers", "1", *flags, "--", "python", "-c", JOB)
+    assert dry.returncode == 0 and f"- {viewfs}" in dry.stdout, dry.stdout + dry.stderr  # skein's file_systems
+    res = alice.tfyarn("submit", "--wait", "--num-workers", "1", *flags, "--", "python", "-c", JOB, timeout=400)
+    assert res.returncode == 0 and "SUCCEEDED" in res.stdout, res.stdout + res.stderr
+    fetched = tmp_path / "fetched"
+    got = alice.tfyarn("fetch", f"{viewfs}/second/{run}-out", str(fetched))
+    assert got.returncode == 0, got.stderr
+    assert (fetched / "x.txt").read_text() == f"through viewfs {run}\n"
+    services = (fetched / "services.txt").read_text().split()
+    assert f"127.0.0.1:{PORTS.namenode_rpc}" in services, services  # the mounted second NameNode's token
+    # It is on the second NameNode, as the mount table says, and not on the first.
+    assert hdfs(kcluster, alice, "-cat", f"{NN2}/tmp/{run}-out/x.txt") == f"through viewfs {run}\n"
+
