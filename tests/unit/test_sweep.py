@@ -166,10 +166,9 @@ def test_a_metric_never_reported_fails_the_trial_saying_so() -> None:
         "the objective metric 'val_loss' was never reported (tfyarn.report.metric('val_loss', value))")
 
 
-def test_a_stop_kills_the_running_trials_which_a_resume_runs_again() -> None:
-    s = spec(trials=4, parallel=2, pruner="none")
-    jobs = Jobs(epochs=3)
-    study = new_study(s)
+def stopped_run(s: SweepSpec, jobs: Any, study: Any) -> Any:
+    """Run the sweep until its 6th poll, when `sweep stop` marks the study (the first two trials have
+    ended, the next two run): the outcome."""
     runner = Runner(s, "sw", jobs, study, say=lambda m: None)
     polls = 0
     original = runner.poll
@@ -178,10 +177,17 @@ def test_a_stop_kills_the_running_trials_which_a_resume_runs_again() -> None:
         nonlocal polls
         polls += 1
         original()
-        if polls == 6:  # the first two trials ended, the next two run: `sweep stop` marks the study
+        if polls == 6:
             study.set_user_attr(studies.STUDY_STOP, True)
     runner.poll = poll  # type: ignore[method-assign]
-    out = runner.run(poll_s=0)
+    return runner.run(poll_s=0)
+
+
+def test_a_stop_kills_the_running_trials_which_a_resume_runs_again() -> None:
+    s = spec(trials=4, parallel=2, pruner="none")
+    jobs = Jobs(epochs=3)
+    study = new_study(s)
+    out = stopped_run(s, jobs, study)
     assert out.stopped and out.complete == 2 and len(jobs.killed) == 2
     study.set_user_attr(studies.STUDY_STOP, False)  # what `sweep resume` does first
     again = Runner(s, "sw", jobs, study, say=lambda m: None).run(poll_s=0)
@@ -276,18 +282,7 @@ def test_a_grid_sweep_stopped_and_resumed_covers_its_grid_once_and_the_grid_end_
     s = spec(trials=4, parallel=2, pruner="none", sampler="grid", params=grid)
     jobs = Jobs(epochs=3)
     study = new_study(s)
-    runner = Runner(s, "sw", jobs, study, say=lambda m: None)
-    polls = 0
-    original = runner.poll
-
-    def poll() -> None:
-        nonlocal polls
-        polls += 1
-        original()
-        if polls == 6:
-            study.set_user_attr(studies.STUDY_STOP, True)
-    runner.poll = poll  # type: ignore[method-assign]
-    assert runner.run(poll_s=0).stopped
+    assert stopped_run(s, jobs, study).stopped
     stopped_lrs = sorted(t.params["lr"] for t in study.trials if t.number in studies.stopped(study))
     assert len(stopped_lrs) == 2
     study.set_user_attr(studies.STUDY_STOP, False)
