@@ -134,6 +134,10 @@ KV_CLUSTER = f"{KV_PREFIX}cluster"  # the AM's cluster view once every task regi
 KV_STATUS = f"{KV_PREFIX}status"  # the AM's job status (JSON), rewritten on every change
 KV_SAVE = f"{KV_PREFIX}save"  # `tfyarn save` puts here: output tasks publish a snapshot now
 KV_SNAPSHOT_PREFIX = f"{KV_PREFIX}snapshot/"  # + task name: the last snapshot published (JSON)
+# `tfyarn save` by a user other than the owner (its --modify-acl): YARN signals the AM's container
+# (RM REST POST /ws/v1/cluster/containers/<id>/signal/<command>, allowed to the owner and the modify
+# ACL), and the AM, which keeps this signal (SIGQUIT) blocked, puts KV_SAVE for them.
+SAVE_SIGNAL = "OUTPUT_THREAD_DUMP"
 KV_GPUS_PREFIX = f"{KV_PREFIX}gpus/"  # + task name: the GPU indices the AM bound it to (JSON list)
 KV_EVENTS_PREFIX = f"{KV_PREFIX}events/"  # + task name: {stage: epoch seconds} of its startup timeline
 KV_TELEMETRY_PREFIX = f"{KV_PREFIX}telemetry/"  # + task name: its GPUs' utilisation and memory (JSON)
@@ -203,6 +207,19 @@ def snapshot_uri(dest: str, name: str) -> str:
 def snapshots_uri(dest: str) -> str:
     """The dir holding every snapshot of the output published to ``dest``."""
     return f"{dest.rstrip('/')}.snapshots"
+
+
+SAVE_EVENT_SEP = " published a snapshot: "  # a `save` event of one task: "<task><SEP><uri> <uri>..."
+
+
+def save_event_message(task: str, uris: tuple[str, ...] | list[str]) -> str:
+    return f"{task}{SAVE_EVENT_SEP}{' '.join(uris)}"
+
+
+def save_event_uris(message: str) -> list[str]:
+    """The URIs a save_event_message names; [] for any other message."""
+    _task, sep, rest = message.partition(SAVE_EVENT_SEP)
+    return rest.split() if sep else []
 
 
 SNAPSHOT_STAMP = "%Y%m%dT%H%M%SZ"  # UTC, so names sort by time

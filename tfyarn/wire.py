@@ -229,7 +229,7 @@ class Event(Wire):
     """One job event for operators (appmaster.am.events): a restart, a lost node, a job-ending failure, the end."""
 
     WHAT = "event"
-    kind: str  # task_restart, node_lost, task_failed, membership, job_end
+    kind: str  # task_restart, node_lost, task_failed, membership, exec, save, job_end
     time: float
     task: str = ""  # the task's name, for a task's event
     host: str = ""  # the node it was on

@@ -35,8 +35,9 @@ NODE_LOST = "node_lost"
 TASK_FAILED = "task_failed"
 MEMBERSHIP = "membership"  # an elastic group's world size changed (a rendezvous round completed)
 EXEC = "exec"  # `tfyarn exec` ran a command in a task: once when it starts, once when it ends
+SAVE = "save"  # `tfyarn save` asked for a snapshot; then each output task's snapshot, with its URIs
 JOB_END = "job_end"
-KINDS = (TASK_RESTART, NODE_LOST, TASK_FAILED, MEMBERSHIP, EXEC, JOB_END)
+KINDS = (TASK_RESTART, NODE_LOST, TASK_FAILED, MEMBERSHIP, EXEC, SAVE, JOB_END)
 EXEC_SHOWN = 200  # characters of an exec's command line shown in its event
 
 MAX_EVENTS = 100  # kept in the status document, the newest
@@ -185,6 +186,32 @@ class Events:
                 end = f"; {r.message}" if r.message else ""
                 msg = f"{r.user}'s exec in {r.task} ended with exit code {r.exit_code} (`{line}`){end}"
                 self.record(EXEC, msg, r.task, host, once=r.session + "/end")
+
+    def saves(self, kv: dict[str, bytes], hosts: dict[str, str]) -> None:
+        """`tfyarn save`'s request (KV_SAVE's value is its time), and each snapshot published after it.
+
+        Snapshots of the --save-every timer alone are not events: they would push everything
+        else out of the last MAX_EVENTS.
+        """
+        try:
+            asked = float(kv.get(protocol.KV_SAVE) or 0)
+        except ValueError:
+            asked = 0.0
+        if not asked:
+            return
+        self.record(SAVE, "a snapshot of the outputs was asked for (tfyarn save)", once=str(asked))
+        for key, raw in kv.items():
+            if not key.startswith(protocol.KV_SNAPSHOT_PREFIX):
+                continue
+            task = key[len(protocol.KV_SNAPSHOT_PREFIX) :]
+            try:
+                r = wire.SnapshotRecord.from_json(raw)
+            except wire.WireError as e:
+                self.record(SAVE, f"an unreadable snapshot record of {task} ({e})", task, once=key)
+                continue
+            if r.time >= asked:
+                msg = protocol.save_event_message(task, r.uris)
+                self.record(SAVE, msg, task, hosts.get(task, ""), once=str(asked))
 
     def decided(self, table: TaskTable, outcome: tuple[str, str]) -> None:
         """The job is decided: the failure that ends it, if a task's (the first, as TaskTable.outcome finds it)."""

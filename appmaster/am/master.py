@@ -19,7 +19,7 @@ from typing import Any
 
 import skein
 
-from appmaster.am import events, fit, gpus, placing
+from appmaster.am import events, fit, gpus, placing, saverequest
 from appmaster.am.rendezvous import RendezvousStore
 from appmaster.am.tasks import DROP, RESTART, RESTART_ALL, Task, TaskTable
 from appmaster.am.tensorboard import TensorBoard
@@ -319,7 +319,12 @@ def follow(app: skein.ApplicationClient, job: Job, web: StatusServer, store: Ren
         time.sleep(STEADY_POLL_S if steady else POLL_S)
         now = time.time()
         kv = sync(app, table)
-        job.events.execs(kv, {t.name: t.host for t in table.tasks})
+        hosts = {t.name: t.host for t in table.tasks}
+        job.events.execs(kv, hosts)
+        job.events.saves(kv, hosts)
+        if saverequest.taken():  # `tfyarn save` by a --modify-acl user, through YARN
+            log.info("YARN signalled the AM's container: asking the output tasks for a snapshot")
+            app.kv[protocol.KV_SAVE] = str(time.time()).encode()
         for t in table.failed():
             placer.note_failure(t)
         handle_failures(app, job, pool, bound, now)
@@ -420,6 +425,7 @@ def page_server() -> StatusServer:
 
 def main() -> int:
     started = time.time()
+    saverequest.block()  # before any thread starts: a save signal must never end the AM
     logfmt.setup(logfmt.AM_LOGGER)
     app = skein.ApplicationClient.from_current()
     job: Job | None = None

@@ -187,9 +187,11 @@ def test_unreachable_namenode_is_named(cluster, tmp_path):
 
 
 def test_snapshots_while_running_by_timer_and_by_tfyarn_save(cluster, yarn_apps):
+    """By the timer, by the owner's `tfyarn save` (the job's store), and by another user's, which YARN
+    passes as a signal to the AM's container (this cluster has no ACLs: YARN lets anyone)."""
     dest = f"{BASE}/snap-{uuid.uuid4().hex[:6]}"
     write = ("import os, time\nos.makedirs('out', exist_ok=True)\n"
-             "for i in range(25):\n    open(f'out/step-{i:03d}', 'w').write(str(i))\n    time.sleep(1)\n")
+             "for i in range(40):\n    open(f'out/step-{i:03d}', 'w').write(str(i))\n    time.sleep(1)\n")
     app = submit_writer(yarn_apps, dest, write, "--save-every", "5")
     # Mid-run for sure once the timer's first snapshot (5 s into the 25 s command) is there.
     wait_for("the timer's first snapshot", lambda: f"{dest}.snapshots/" in hadoop(
@@ -199,10 +201,20 @@ def test_snapshots_while_running_by_timer_and_by_tfyarn_save(cluster, yarn_apps)
     uri = save.stdout.strip().splitlines()[-1].removeprefix("Snapshot: ")
     assert uri.startswith(f"hdfs://{dest}.snapshots/")
     listing = hadoop(cluster, "hdfs", "dfs", "-ls", uri.removeprefix("hdfs://")).stdout
-    assert "step-000" in listing and "step-024" not in listing  # taken mid-run
+    assert "step-000" in listing and "step-039" not in listing  # taken mid-run
+    other = subprocess.run([*TFYARN, "save", app], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "HADOOP_USER_NAME": "mallory"})
+    assert other.returncode == 0, other.stdout + other.stderr
+    assert "through YARN" in other.stderr
+    theirs = other.stdout.strip().splitlines()[-1].removeprefix("Snapshot: ")
+    assert theirs.startswith(f"hdfs://{dest}.snapshots/") and theirs != uri
+    assert "step-039" not in hadoop(cluster, "hdfs", "dfs", "-ls", theirs.removeprefix("hdfs://")).stdout
+    saves = [e for e in status_json(app)["events"] if e["kind"] == "save"]
+    assert [e["message"].split(": ", 1)[1] for e in saves if e["task"]] == [uri, theirs], saves
+    assert [e["task"] for e in saves].count("") == 2  # the two requests
     done = wait_for("the job to end", lambda: (d := status_json(app))["state"] in ("SUCCEEDED", "FAILED", "KILLED")
                     and d, timeout_s=120, every_s=2)
     assert done["state"] == "SUCCEEDED"
     snaps = hadoop(cluster, "hdfs", "dfs", "-ls", f"{dest}.snapshots").stdout
     assert snaps.count(f"{dest}.snapshots/") >= 3  # the timer's and ours
-    assert "step-024" in hadoop(cluster, "hdfs", "dfs", "-ls", dest).stdout  # the final publish is complete
+    assert "step-039" in hadoop(cluster, "hdfs", "dfs", "-ls", dest).stdout  # the final publish is complete

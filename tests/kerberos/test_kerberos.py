@@ -102,6 +102,10 @@ def test_ps_example_stages_input_publishes_output_and_alice_fetches_it(kcluster:
     assert got.returncode == 0, got.stderr
     assert (fetched / "saved_model" / "saved_model.pb").exists()
     assert list((fetched / "ckpt").glob("ckpt-1.index"))
+    # The logs YARN aggregated to HDFS (as alice, with the job's tokens), read back with her ticket.
+    logs = wait_for("the aggregated logs", lambda: (r := alice.tfyarn("logs", app)).returncode == 0 and r,
+                    timeout_s=120, every_s=3)
+    assert "LogType:chief.log" in logs.stdout and "tfyarn.am" in logs.stdout, logs.stdout[-2000:]
     keytab_bytes = alice.keytab.read_bytes()
     for node in (kcluster.layout, kcluster.layout.for_node(2)):
         for f in (node.log_dir / "containers").rglob("*"):
@@ -123,12 +127,15 @@ def test_ddp_with_principal_and_keytab_and_no_ticket_cache(kcluster: LocalCluste
 
 def test_bob_is_denied_alices_job_until_she_grants_it(kcluster: LocalCluster, alice: User, bob: User,
                                                         tmp_path: Path):
-    """The RM proxy's page and JSON, kill, and her outputs on HDFS: denied to bob; the ACLs she grants work."""
+    """The RM proxy's page and JSON, kill, save, and her outputs on HDFS: denied to bob; the ACLs she grants work."""
+    run = uuid.uuid4().hex[:8]
+    write = ["--output", f"./out:hdfs:///tmp/{run}/shared", "--", "python", "-c",
+             "import os, time; os.makedirs('out'); open('out/w.txt', 'w').write('mid-run'); time.sleep(600)"]
     res = alice.tfyarn("submit", "--name", "private", "--num-workers", "1", *SLEEPER)
     assert res.returncode == 0, res.stderr
     app = app_id_from(res.stdout + res.stderr)
     granted = alice.tfyarn("submit", "--name", "shared", "--num-workers", "1", "--view-acl", "bob",
-                           "--modify-acl", "bob", *SLEEPER)
+                           "--modify-acl", "bob", *write)
     assert granted.returncode == 0, granted.stderr
     shared = app_id_from(granted.stdout + granted.stderr)
     try:
@@ -143,12 +150,31 @@ def test_bob_is_denied_alices_job_until_she_grants_it(kcluster: LocalCluster, al
         assert kill.returncode != 0 and "only its owner" in kill.stderr, kill.stderr
         assert app_state(alice, app) == "RUNNING"
         save = bob.tfyarn("save", app, "--timeout", "10")
-        assert save.returncode != 0 and "Traceback" not in save.stderr, save.stdout + save.stderr
+        assert save.returncode == 1 and save.stderr.count("\n") == 1, save.stdout + save.stderr
+        assert "only its owner (alice) and the users its --modify-acl names can save it, and you are bob" \
+            in save.stderr, save.stderr
+        logs = bob.tfyarn("logs", app, "--task", "worker:0")
+        assert logs.returncode == 1 and logs.stderr.count("\n") == 1, logs.stdout + logs.stderr
+        assert "not open to you (bob): its owner (alice) opens it, and its logs, with --view-acl bob" in logs.stderr
+        # Hers, from the NodeManager (SPNEGO; it checks the view ACL): the executor's own lines.
+        hers = wait_for("alice's task log", lambda: (r := alice.tfyarn("logs", app, "--task", "worker:0")).returncode
+                        == 0 and "tfyarn.executor" in r.stdout and r, timeout_s=60, every_s=3)
+        assert "worker:0" in hers.stdout
         fetch = bob.tfyarn("fetch", f"hdfs:///user/alice/.tfyarn/jobs/{app}", str(tmp_path / "stolen"))
         assert fetch.returncode != 0 and "Permission denied" in fetch.stderr, fetch.stderr
         # What she granted on the other job works for bob, exactly.
         spage = f"/proxy/{shared}/pages/tfyarn/api/status"
         assert json.loads(as_user(bob, rm(kcluster, spage)))["app_id"] == shared
+        his = wait_for("bob's log of the shared task", lambda: (r := bob.tfyarn("logs", shared, "--task", "worker:0"))
+                       .returncode == 0 and "tfyarn.executor" in r.stdout and r, timeout_s=60, every_s=3)
+        assert "worker:0" in his.stdout
+        # His save reaches her job through YARN (which checks the modify ACL); the snapshot is his to fetch.
+        saved = bob.tfyarn("save", shared, "--timeout", "120", timeout=180)
+        assert saved.returncode == 0 and "through YARN" in saved.stderr, saved.stdout + saved.stderr
+        snap = saved.stdout.strip().splitlines()[-1].removeprefix("Snapshot: ")
+        assert snap.startswith(f"hdfs:///tmp/{run}/shared.snapshots/"), saved.stdout
+        got = bob.tfyarn("fetch", snap, str(tmp_path / "snap"))
+        assert got.returncode == 0 and (tmp_path / "snap" / "w.txt").read_text() == "mid-run", got.stderr
         assert bob.tfyarn("kill", shared).returncode == 0
         wait_for("the shared job KILLED", lambda: app_state(alice, shared) == "KILLED", timeout_s=60)
     finally:

@@ -46,7 +46,7 @@ def test_a_kerberized_cluster_is_secure_everywhere(tmp_path: Path):
         assert f"<name>{key}</name><value>{value}</value>" in hdfs
     assert "<name>yarn.acl.enable</name><value>true</value>" in yarn
     assert "<name>yarn.admin.acl</name><value>yarn</value>" in yarn  # not "*": no user administers all jobs
-    assert "<name>yarn.log-aggregation-enable</name><value>false</value>" in yarn
+    assert "<name>yarn.log-aggregation-enable</name><value>true</value>" in yarn  # secureio reads the logs
     assert {p.name for p in files if p.name.startswith("ssl-")} == {"ssl-server.xml", "ssl-client.xml"}
     node2 = config_files(lay.for_node(2), ClusterOptions(nodes=2))[lay.for_node(2).conf_dir / "hdfs-site.xml"]
     assert "127.0.0.2:9965" in node2  # node 2's DataNode HTTPS port, moved up as its other ports
@@ -116,6 +116,47 @@ def test_secure_flags_point_daemon_jvms_at_the_realm(tmp_path: Path):
     lay = kerberized_layout(tmp_path)
     assert secure_flags(lay) == [f"-Djava.security.krb5.conf={lay.root / 'kerberos' / 'krb5.conf'}"]
     assert secure.ca_pem(lay).name == "cluster.pem"
+
+
+def test_only_a_kerberized_clusters_nodemanagers_load_tfyarns_secureio_first(tmp_path: Path):
+    from tfyarn.cluster import daemons, secureio
+    from tfyarn.cluster.layout import ClusterLayout
+
+    lay, plain = kerberized_layout(tmp_path), ClusterLayout(root=tmp_path / "plain")
+    first = str(secureio.classes_dir(lay))
+    for node in (lay, lay.for_node(2)):
+        for nm in (daemons.NODEMANAGER, daemons.EXTRA_NODEMANAGER):
+            cmd = daemons.java_command(node, nm)
+            assert cmd[cmd.index("-cp") + 1].split(":")[0] == first
+    for d in (daemons.NAMENODE, daemons.DATANODE, daemons.RESOURCEMANAGER):
+        cmd = daemons.java_command(lay, d)
+        assert first not in cmd[cmd.index("-cp") + 1]
+    cmd = daemons.java_command(plain, daemons.NODEMANAGER)
+    assert "secureio" not in cmd[cmd.index("-cp") + 1]
+
+
+def test_secureio_compiles_against_the_cached_hadoop_jars_and_keeps_hadoops_api(tmp_path: Path):
+    """The class must keep every public method of Hadoop's SecureIOUtils (the NodeManager calls them)."""
+    import subprocess
+
+    from tfyarn.cluster import secureio
+    from tfyarn.cluster.java import java_home
+    from tfyarn.cluster.layout import ClusterLayout
+
+    lay = ClusterLayout(root=tmp_path / "c")
+    common = sorted(lay.lib_dir.glob("hadoop-common-*.jar"))
+    if not common:
+        pytest.fail(f"no hadoop-common jar in {lay.lib_dir}: run `tfyarn cluster up` once (CI does, before the tests)")
+    ours = secureio.ensure(lay)
+    javap = str(java_home() / "bin" / "javap")
+
+    def public_api(cp: str) -> set[str]:
+        out = subprocess.run([javap, "-J-Xmx128m", "-cp", cp, "org.apache.hadoop.io.SecureIOUtils"],
+                             capture_output=True, text=True, check=True).stdout
+        return {line.strip() for line in out.splitlines() if line.strip().startswith("public static")}
+
+    assert public_api(str(common[0])) == public_api(str(ours)) != set()
+    assert (secureio.classes_dir(lay) / secureio.CLASS).exists() and secureio.ensure(lay) == ours  # once
 
 
 def test_other_namenodes_of_inputs_and_outputs_get_delegation_tokens():

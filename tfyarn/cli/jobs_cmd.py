@@ -153,8 +153,11 @@ def logs(app_id: str, task_name: str | None, follow: bool) -> None:
         printed = 0
         while True:
             rep = client.report(app_id)
-            task = _find(client.status_doc(app_id), role, index)
+            doc = client.status_doc(app_id)
+            task = _find(doc, role, index)
             if task is None:
+                if doc is None and not rep.state.is_terminal():
+                    _page_closed(app_id, rep.user)
                 if rep.state.is_terminal() or not follow:
                     raise click.ClickException(f"no task {task_name} in {app_id} (yet)")
             else:
@@ -172,6 +175,18 @@ def logs(app_id: str, task_name: str | None, follow: bool) -> None:
             time.sleep(1.0)
 
 
+def _page_closed(app_id: str, owner: str) -> None:
+    """A running job whose status page (which says where each task runs) the caller may not read: say why."""
+    from tfyarn import credentials
+
+    me = credentials.user_name()
+    if owner and me != owner:
+        raise click.ClickException(
+            f"{app_id}'s status page, which says where its tasks run, is not open to you ({me}): its owner "
+            f"({owner}) opens it, and its logs, with --view-acl {me}"
+        )
+
+
 def _find(doc: StatusDoc | None, role: str, index: int) -> TaskStatus | None:
     return doc.task(role, index) if doc else None
 
@@ -182,11 +197,16 @@ def _find(doc: StatusDoc | None, role: str, index: int) -> TaskStatus | None:
     "--timeout", type=click.IntRange(min=1), default=600, show_default=True, help="Seconds to wait for the snapshot."
 )
 def save(app_id: str, timeout: int) -> None:
-    """Publish a snapshot of running job APP_ID's outputs now, to <URI>.snapshots/<UTC time>."""
+    """Publish a snapshot of running job APP_ID's outputs now, to <URI>.snapshots/<UTC time>.
+
+    Its owner, and the users its --modify-acl names (YARN checks: the save
+    reaches the job as a signal the ResourceManager passes to its AM).
+    """
     from tfyarn.client import Client
+    from tfyarn.saveclient import save as save_job
 
     _check(app_id)
     with Client() as client:
-        uris = client.save(app_id, timeout_s=timeout, progress=lambda m: click.echo(m, err=True))
+        uris = save_job(client, app_id, timeout, progress=lambda m: click.echo(m, err=True))
     for uri in uris:
         click.echo(f"Snapshot: {uri}")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tfyarn import protocol
+from tfyarn.cluster import secureio
 from tfyarn.cluster.java import JAVA17_FLAGS, java_home
 from tfyarn.cluster.layout import HOST, MAX_NODES, ClusterLayout
 from tfyarn.errors import ClusterError
@@ -78,6 +79,13 @@ def secure_flags(layout: ClusterLayout) -> list[str]:
     return [f"-Djava.security.krb5.conf={layout.root / 'kerberos' / 'krb5.conf'}"]
 
 
+def _classpath(layout: ClusterLayout, daemon: Daemon) -> str:
+    """A Kerberized cluster's NodeManagers read container logs through tfyarn's SecureIOUtils (secureio)."""
+    if layout.kerberized and daemon.main_class == NODEMANAGER.main_class:
+        return f"{secureio.classes_dir(layout)}:{layout.classpath}"
+    return layout.classpath
+
+
 def java_command(layout: ClusterLayout, daemon: Daemon, *args: str) -> list[str]:
     return [
         str(java_home() / "bin" / "java"),
@@ -92,7 +100,7 @@ def java_command(layout: ClusterLayout, daemon: Daemon, *args: str) -> list[str]
         "-Dhadoop.security.logger=INFO,RFA",
         *(secure_flags(layout) if layout.kerberized else []),
         "-cp",
-        layout.classpath,
+        _classpath(layout, daemon),
         daemon.main_class,
         *args,
     ]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tfyarn import protocol
-from tfyarn.cluster import clusterdir, daemons, driver, historyd, kdc, labels, nodes, secure
+from tfyarn.cluster import clusterdir, daemons, driver, historyd, kdc, labels, nodes, secure, secureio
 from tfyarn.cluster.config import ClusterOptions, capacity_scheduler, config_files, to_xml
 from tfyarn.cluster.jars import ensure_jars
 from tfyarn.cluster.java import java_home
@@ -217,6 +217,7 @@ class LocalCluster:
             secure.ensure_secret(lay)
             progress(f"Kerberos realm {kdc.REALM} created; keytabs in {kdc.kerberos_dir(lay) / 'keytabs'}.")
         if lay.kerberized:
+            secureio.ensure(lay)
             progress(f"KDC running on 127.0.0.1:{kdc.KDC_PORT} (pid {kdc.start(lay)}).")
             self._as_admin()
 

@@ -149,12 +149,8 @@ def yarn_site(layout: ClusterLayout) -> dict[str, str]:
         # and no user is admin of every application: only the YARN service itself.
         "yarn.acl.enable": "true",
         "yarn.admin.acl": "yarn",
-        # In secure mode the NodeManager reads container logs (to aggregate or serve them) only
-        # through SecureIOUtils, which needs libhadoop (not on Maven Central; the one in Trino's
-        # hadoop-apache is 3.3.5's and does not link against 3.5) and logs owned by the job's user
-        # (the LinuxContainerExecutor's doing, whose native binary is not on Maven Central either).
-        # Without both, aggregation kills the NodeManager: it stays off here.
-        "yarn.log-aggregation-enable": "false",
+        # Log aggregation stays on (the plain config's): the NodeManagers read container logs
+        # through tfyarn's SecureIOUtils (tfyarn.cluster.secureio), since libhadoop is not on Maven Central.
         # A real node has /etc/krb5.conf; here the realm's config is the cluster's own, so
         # containers are told where it is: MIT tools read KRB5_CONFIG, JVMs (skein's AM) the property.
         "yarn.nodemanager.admin-env": (
