@@ -270,12 +270,29 @@ def test_doctor_as_alice_runs_every_check(kcluster: LocalCluster, alice: User, n
 
 
 def test_status_page_through_the_spnego_proxy_in_chromium(kcluster: LocalCluster, alice: User, bob: User):
-    """Headless Chromium with the user's ticket cache: alice sees her page through the RM's proxy, bob a 403."""
-    res = alice.tfyarn("submit", "--name", "browsed", "--num-workers", "1", *SLEEPER)
+    """Headless Chromium with the user's ticket cache: alice sees her page through the RM's proxy, bob a 403.
+
+    The job also runs TensorBoard: the task's summaries are mirrored to her job dir on HDFS with the
+    job's delegation tokens, and the AM's TensorBoard (which reads them back) runs; `list` shows it.
+    """
+    write_summary = ("import os, time; d = os.environ['TFYARN_TENSORBOARD_DIR']; os.makedirs(d, exist_ok=True); "
+                     "open(os.path.join(d, 'events.out.tfevents.1.kerberos'), 'wb').write(b'summary'); "
+                     "time.sleep(600)")
+    res = alice.tfyarn("submit", "--name", "browsed", "--num-workers", "1", "--tensorboard", "--", "python", "-c",
+                       write_summary)
     assert res.returncode == 0, res.stderr
     app = app_id_from(res.stdout + res.stderr)
     try:
         wait_for(f"{app} RUNNING", lambda: app_state(alice, app) == "RUNNING", timeout_s=120)
+        listed = alice.tfyarn("list")
+        assert listed.returncode == 0 and app in listed.stdout and "browsed" in listed.stdout, listed.stderr
+        tb = f"/user/alice/.tfyarn/jobs/{app}/tensorboard"
+        wait_for("the summary mirrored to HDFS", lambda: "events.out.tfevents.1.kerberos" in subprocess.run(
+            [str(kcluster.layout.bin_dir / "hdfs"), "dfs", "-ls", "-R", tb], env=alice.env, capture_output=True,
+            text=True, timeout=120).stdout, timeout_s=120, every_s=3)
+        wait_for("the AM's TensorBoard", lambda: (json.loads(alice.tfyarn("status", "--json", app).stdout)
+                                                  .get("tensorboard") or {}).get("state") == "running",
+                 timeout_s=120, every_s=3)
         url = rm(kcluster, f"/proxy/{app}/pages/tfyarn/")
         wait_for("alice's page", lambda: "browsed" in str(as_user(alice, url)), timeout_s=60)
         seen = {who.name: _chromium_text(who, kcluster, url) for who in (alice, bob)}

@@ -32,3 +32,17 @@ def test_am_scale_prints_its_table_and_a_json_line_with_the_targets():
     assert result["benchmark"] == "am_scale" and result["tasks"] == 100
     assert set(result["targets_met"]) == {"register_and_view_cpu_s<1", "status_json_ms<100", "peak_rss_mib<300"}
     assert result["registration of all tasks + cluster view"] > 0
+
+
+def test_paired_ratios_are_taken_per_round_and_show_their_spread():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from _paired import paired
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    # The second round ran on a loaded machine: both runners slowed; the per-round ratio did not move.
+    p = paired([5.0, 10.0, 5.5], [6.25, 12.5, 5.0])
+    assert (p.median, p.low, p.high, p.rounds) == (0.8, 0.8, 1.1, 3)
+    assert p.text() == "0.80 (0.80-1.10, 3 pairs)"
+    with pytest.raises(ValueError):
+        paired([1.0], [0.0])
