@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from _cluster import require_cluster  # noqa: E402
+from _paired import paired  # noqa: E402
+from _proccpu import CpuSampler, platform_part  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "pytorch" / "ddp"
 TFYARN = [sys.executable, "-m", "tfyarn"]
@@ -40,12 +42,22 @@ def parse_results(text: str) -> list[dict]:
     return [json.loads(line.split(" ", 1)[1]) for line in text.splitlines() if line.startswith("TFYARN_RESULT ")]
 
 
+SHARES: list[tuple[dict[str, float], float, float]] = []  # each tfyarn run's steady ({part: CPU}, training CPU, s)
+
+
+def _part(cmdline: str) -> str | None:
+    return platform_part(cmdline) or ("training" if str(EXAMPLE / "train.py") in cmdline
+                                      or " train.py" in cmdline else None)
+
+
 def run_tfyarn(train_args: list[str], model_dir: str) -> tuple[list[dict], float]:
     env = {**os.environ, "TFYARN": " ".join(TFYARN)}
     t0 = time.time()
-    proc = subprocess.run(["bash", str(EXAMPLE / "submit.sh"), "--model-dir", model_dir, *train_args],
-                          env=env, capture_output=True, text=True)
+    with CpuSampler(_part) as cpu:
+        proc = subprocess.run(["bash", str(EXAMPLE / "submit.sh"), "--model-dir", model_dir, *train_args],
+                              env=env, capture_output=True, text=True)
     wall = time.time() - t0
+    SHARES.append(cpu.steady_share("training"))
     found = re.search(r"application_\d+_\d+", proc.stdout + proc.stderr)
     if proc.returncode != 0 or not found:
         raise RuntimeError(f"tfyarn run failed (exit {proc.returncode}):\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
@@ -104,13 +116,25 @@ def main() -> int:
     print(f"{'runner':<12}{'steps/s':>10}{'best':>10}{'wall s':>10}")
     for k in runners:
         print(f"{k:<12}{med[k]:>10.1f}{best[k]:>10.1f}{statistics.median(walls[k]):>10.1f}")
-    print(f"tfyarn / torchrun steps/s: {ratio:.3f} of the medians (target >= 0.95), {best_ratio:.3f} of the bests")
+    pr = paired(rates["tfyarn"], rates["torchrun"])
+    print(f"tfyarn / torchrun steps/s, per round: {pr.text()} (target >= 0.95); {ratio:.3f} of the medians, "
+          f"{best_ratio:.3f} of the bests")
+    shares = [sum(other.values()) / mine for other, mine, _s in SHARES if mine]
+    share = statistics.median(shares) if shares else float("nan")
+    parts = sorted({k for other, _m, _s in SHARES for k in other})
+    by_part = {k: statistics.median(o.get(k, 0.0) / m for o, m, _s in SHARES if m) for k in parts}
+    print(f"platform CPU while training runs (the middle 60% of it): {100 * share:.2f}% of the training's CPU, "
+          f"median of {len(shares)} runs ({', '.join(f'{100 * x:.2f}%' for x in shares)}; target <= 2%); "
+          + ", ".join(f"{k} {100 * v:.2f}%" for k, v in by_part.items()))
     print(json.dumps({"benchmark": "ddp_overhead", "rounds": args.rounds, "steps_per_rank": steps,
                       "steps_per_s": {k: round(v, 1) for k, v in med.items()},
                       "all_steps_per_s": {k: [round(x, 1) for x in v] for k, v in rates.items()},
                       "wall_s": {k: round(statistics.median(v), 1) for k, v in walls.items()},
                       "best_steps_per_s": {k: round(v, 1) for k, v in best.items()},
-                      "ratio": round(ratio, 3), "best_ratio": round(best_ratio, 3), "target_met": ratio >= 0.95}))
+                      "ratio": round(ratio, 3), "best_ratio": round(best_ratio, 3),
+                      "paired_ratio": pr.to_dict(), "platform_cpu_share": round(share, 4),
+                      "platform_cpu_share_by_part": {k: round(v, 4) for k, v in by_part.items()},
+                      "targets_met": {"paired_ratio>=0.95": pr.median >= 0.95, "platform_cpu<=2%": share <= 0.02}}))
     return 0
 
 

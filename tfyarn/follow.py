@@ -15,6 +15,9 @@ from tfyarn.status import JobReport
 from tfyarn.wire import StatusDoc
 
 TRAINING_DOC_EVERY_S = 5.0  # while training, the AM's status is fetched this often (the job's state every poll)
+# While training, the job's state is read every TRAINING_SLOWER x poll_s: each read is an RM call
+# through skein's driver, CPU on the machine that may train too (benchmarks/ddp_overhead.py).
+TRAINING_SLOWER = 2.0
 
 
 class JobSource(Protocol):
@@ -76,4 +79,4 @@ def follow(
             last = line
         if rep.state.is_terminal():
             return rep
-        time.sleep(poll_s)
+        time.sleep(poll_s * TRAINING_SLOWER if training else poll_s)

@@ -46,3 +46,18 @@ def test_paired_ratios_are_taken_per_round_and_show_their_spread():
     assert p.text() == "0.80 (0.80-1.10, 3 pairs)"
     with pytest.raises(ValueError):
         paired([1.0], [0.0])
+
+
+def test_the_cpu_sampler_counts_a_process_own_cpu_by_its_part():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from _proccpu import CpuSampler, platform_part
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    assert platform_part("python -m appmaster.executor") == "executors"
+    assert platform_part("java -Xmx128M com.anaconda.skein.ApplicationMaster hdfs://x") == "am_jvm"
+    assert platform_part("python train.py") is None
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\n"
+    with CpuSampler(lambda cmd: "burner" if "BURNER" in cmd else None) as s:
+        subprocess.run([sys.executable, "-c", burn, "BURNER"], check=True)
+    assert 0.35 < s.by_part()["burner"] <= 0.7, s.by_part()
