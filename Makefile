@@ -51,15 +51,19 @@ unit: $(VENV)/.installed
 integration: up browser docker tmux postgres
 	$(PY) -m pytest tests/integration -ra
 
-# Benchmarks (not tests): each prints its table and a JSON line; startup, ddp_overhead and
-# staging need the cluster up (they say so and exit 2 when it is not). About 15 minutes.
-bench: up
-	$(PY) benchmarks/cli.py
-	$(PY) benchmarks/am_scale.py
-	$(PY) benchmarks/startup.py
-	$(PY) benchmarks/ddp_overhead.py
-	$(PY) benchmarks/staging.py
-	$(PY) benchmarks/driver.py
+# Benchmarks (not tests): each prints its table and a JSON line (kept in build/bench/<name>.out);
+# then benchmarks/report.py writes the README's performance table from those lines. The cluster
+# runs 4 nodes for them (scale.py's 48 tasks need 49 vcores). About 30 minutes.
+BENCH = cli am_scale startup scale ddp_overhead staging driver
+bench: $(VENV)/.installed
+	$(TFYARN) cluster up --nodes 4
+	@mkdir -p build/bench && rm -f build/bench/*.out
+	@for b in $(BENCH); do \
+	  echo "== benchmarks/$$b.py (progress on stderr; its table below when it ends)"; \
+	  $(PY) benchmarks/$$b.py > build/bench/$$b.out; rc=$$?; cat build/bench/$$b.out; \
+	  [ $$rc -eq 0 ] || { echo "benchmarks/$$b.py failed (exit $$rc)"; exit $$rc; }; \
+	done
+	$(PY) benchmarks/report.py --write README.md
 
 # NODES=N runs N NodeManagers (node i on 127.0.0.i); fewer than run now stops the extra ones.
 # `make test` and `make integration` use 2; `make demo` and a plain `make up` keep 1.

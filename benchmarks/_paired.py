@@ -28,7 +28,7 @@ class Paired:
 
 def paired(a: list[float], b: list[float]) -> Paired:
     """The per-round ratios a[i] / b[i] (rounds where either is missing or b is 0 are left out)."""
-    ratios = [x / y for x, y in zip(a, b) if y]
+    ratios = [x / y for x, y in zip(a, b, strict=False) if y]  # a runner's extra round has no pair
     if not ratios:
         raise ValueError("no complete pair of rounds to compare")
     return Paired(statistics.median(ratios), min(ratios), max(ratios), len(ratios))

@@ -47,6 +47,17 @@ def _read(pid: str) -> tuple[str, float] | None:
     return cmd, (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
 
 
+def _peak_rss_kib(pid: str) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 class CpuSampler:
     """``with CpuSampler(classify) as s: ...`` then ``s.by_part()``: CPU seconds per part during the block."""
 
@@ -58,6 +69,7 @@ class CpuSampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self.history: list[tuple[float, dict[str, float]]] = []  # (time, {pid: cpu}) of each reading
+        self._hwm: dict[str, int] = {}  # pid -> peak resident set (KiB), as the kernel keeps it
 
     def __enter__(self) -> CpuSampler:
         self._sample(initial=True)
@@ -90,7 +102,15 @@ class CpuSampler:
                 self._part[pid] = part
                 self._first[pid] = cpu if initial else 0.0
             self._last[pid] = cpu
+            self._hwm[pid] = max(self._hwm.get(pid, 0), _peak_rss_kib(pid))
         self.history.append((now, dict(self._last)))
+
+    def peak_rss_mib(self) -> dict[str, float]:
+        """Per part, the sum over its processes of each one's peak resident set (MiB)."""
+        out: dict[str, float] = {}
+        for pid, part in self._part.items():
+            out[part] = out.get(part, 0.0) + self._hwm.get(pid, 0) / 1024
+        return out
 
     def by_part(self) -> dict[str, float]:
         out: dict[str, float] = {}

@@ -22,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import time
-
 from concurrent.futures import ThreadPoolExecutor
 
 from _cluster import require_cluster

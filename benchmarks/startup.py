@@ -88,12 +88,13 @@ def wait_stamps(app: object, total: int, deadline: float, what: str) -> list[flo
 
 
 # -- (a) tfyarn ------------------------------------------------------------------
-def tfyarn_once(client: object, sk: object, framework: str, roles: dict[str, int]) -> tuple[float, dict[str, float]]:
+def tfyarn_once(client: object, sk: object, framework: str, roles: dict[str, int],
+                memory_mb: int = MEMORY_MB) -> tuple[float, dict[str, float]]:
     from tfyarn.spec import JobSpec, RoleSpec
 
     cmd = (sys.executable, "-c", RECORD)
     spec = JobSpec(name="bench-startup-tfyarn", command=cmd, framework=framework,
-                   roles={r: RoleSpec(r, n, memory_mb=MEMORY_MB, command=cmd) for r, n in roles.items()},
+                   roles={r: RoleSpec(r, n, memory_mb=memory_mb, command=cmd) for r, n in roles.items()},
                    allocation_timeout_s=int(TIMEOUT_S)).validate()
     t0 = time.time()
     app_id = client.submit(spec)  # type: ignore[attr-defined]
@@ -116,10 +117,10 @@ def tfyarn_once(client: object, sk: object, framework: str, roles: dict[str, int
 
 
 # -- (b) the floor ------------------------------------------------------------------
-def floor_once(sk: object, roles: dict[str, int]) -> float:
+def floor_once(sk: object, roles: dict[str, int], memory_mb: int = MEMORY_MB) -> float:
     import skein
 
-    services = {r: skein.Service(resources=skein.Resources(memory=MEMORY_MB, vcores=1), instances=n,
+    services = {r: skein.Service(resources=skein.Resources(memory=memory_mb, vcores=1), instances=n,
                                  script=f"exec {sys.executable} -c \"{RECORD}\"\n")
                 for r, n in roles.items()}
     spec = skein.ApplicationSpec(name="bench-startup-floor", services=services)

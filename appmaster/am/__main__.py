@@ -1,5 +1,9 @@
 import sys
 
-from appmaster.am.master import main
+from appmaster import skeinimport
+
+skeinimport.prepare()  # before skein is imported
+
+from appmaster.am.master import main  # noqa: E402
 
 sys.exit(main())

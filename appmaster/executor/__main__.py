@@ -1,5 +1,9 @@
 import sys
 
-from appmaster.executor.main import main
+from appmaster import skeinimport
+
+skeinimport.prepare()  # before skein is imported
+
+from appmaster.executor.main import main  # noqa: E402
 
 sys.exit(main())

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("script", ["startup.py", "ddp_overhead.py", "staging.py"])
+@pytest.mark.parametrize("script", ["startup.py", "ddp_overhead.py", "staging.py", "scale.py"])
 def test_cluster_benchmarks_fail_loudly_when_the_cluster_is_not_up(script, tmp_path, monkeypatch):
     monkeypatch.setenv("TFYARN_CLUSTER_DIR", str(tmp_path / "no-cluster"))
     res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--help"], capture_output=True,
@@ -61,3 +62,31 @@ def test_the_cpu_sampler_counts_a_process_own_cpu_by_its_part():
     with CpuSampler(lambda cmd: "burner" if "BURNER" in cmd else None) as s:
         subprocess.run([sys.executable, "-c", burn, "BURNER"], check=True)
     assert 0.35 < s.by_part()["burner"] <= 0.7, s.by_part()
+
+
+def test_the_report_writes_the_readme_table_between_its_markers_from_the_json_lines(tmp_path):
+    out = tmp_path / "bench"
+    out.mkdir()
+    startup = {"benchmark": "startup", "runs": 5, "cases": {"ddp (2 workers)": {
+        "median_s": {"tfyarn": 3.2, "floor": 4.0}, "tfyarn_over_floor": {"median": 0.79, "low": 0.7, "high": 0.9,
+                                                                        "pairs": 5}}}}
+    staging = {"benchmark": "staging", "files": 64, "bytes": 1 << 30, "rounds": 3, "tfyarn_s": 3.0, "hdfs_get_s": 6.3,
+               "read_limit_s": 2.5, "paired_speedup": {"median": 2.1, "low": 1.9, "high": 2.4, "pairs": 3},
+               "share_of_limit": {"median": 0.83, "low": 0.8, "high": 0.9, "pairs": 3}}
+    (out / "startup.out").write_text("table\n" + json.dumps(startup) + "\n")
+    (out / "staging.out").write_text(json.dumps(staging) + "\n")
+    readme = tmp_path / "README.md"
+    start = "<!-- bench-table:start (benchmarks/report.py writes this) -->"
+    readme.write_text(f"# x\n\n{start}\nold figures\n<!-- bench-table:end -->\n\n## After\n")
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "report.py"), "--dir", str(out), "--write",
+                          str(readme)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    text = readme.read_text()
+    assert "old figures" not in text and text.endswith("<!-- bench-table:end -->\n\n## After\n")
+    assert "| startup, ddp (2 workers), median of 5 | 3.20 s | floor 4.00 s | **0.79x** (0.70-0.90, 5 pairs) | " \
+           "<= 0.8x floor: met |" in text
+    assert ">= 2x in every round: **not met**" in text  # 1.9x in one round
+    assert "| scale | not run this time |" in text and f"on {os.cpu_count()} cores" in text
+    empty = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "report.py"), "--dir", str(tmp_path / "none")],
+                           capture_output=True, text=True, timeout=60)
+    assert empty.returncode == 2 and "run `make bench`" in empty.stderr
