@@ -53,8 +53,8 @@ integration: up browser docker tmux postgres
 
 # Benchmarks (not tests): each prints its table and a JSON line (kept in build/bench/<name>.out);
 # then benchmarks/report.py writes the README's performance table from those lines. The cluster
-# runs 4 nodes for them (scale.py's 48 tasks need 49 vcores). About 30 minutes.
-BENCH = cli am_scale startup scale ddp_overhead staging driver
+# runs 4 nodes for them (scale.py's 48 tasks need 49 vcores). About 35 minutes.
+BENCH = cli am_scale startup scale ddp_overhead ps_throughput staging driver
 bench: $(VENV)/.installed
 	$(TFYARN) cluster up --nodes 4
 	@mkdir -p build/bench && rm -f build/bench/*.out

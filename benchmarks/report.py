@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 START, END = "<!-- bench-table:start (benchmarks/report.py writes this) -->", "<!-- bench-table:end -->"
-ORDER = ("startup", "scale", "ddp_overhead", "staging", "am_scale", "cli", "driver")
+ORDER = ("startup", "scale", "ddp_overhead", "ps_throughput", "staging", "am_scale", "cli", "driver")
 
 
 def results(where: Path) -> dict[str, dict]:
@@ -79,6 +79,12 @@ def rows(res: dict[str, dict]) -> list[tuple[str, str, str, str, str]]:
             out.append(("platform CPU while the DDP example trains (/proc)",
                         f"{100 * d['platform_cpu_share']:.2f}% of the training's CPU", parts, "-",
                         f"<= 2%: {verdict(d['platform_cpu_share'] <= 0.02)}"))
+    if ps := res.get("ps_throughput"):
+        pr = ps["paired_ratio"]
+        out.append((f"ps_throughput, PS example (chief + 2 workers + 1 ps), {ps['steps']} steps, {ps['rounds']} rounds",
+                    f"{ps['steps_per_s']['tfyarn']:.1f} steps/s",
+                    f"the same processes by hand {ps['steps_per_s']['by hand']:.1f} steps/s", ratio(pr),
+                    f">= 0.95x: {verdict(pr['median'] >= 0.95)}"))
     if s := res.get("staging"):
         sp, share = s.get("paired_speedup"), s.get("share_of_limit")
         mib = s["bytes"] >> 20
@@ -106,8 +112,6 @@ def rows(res: dict[str, dict]) -> list[tuple[str, str, str, str, str]]:
     for name in ORDER:
         if name not in res:
             out.append((name, "not run this time", "-", "-", "-"))
-    out.append(("TF ParameterServer throughput vs the same processes by hand", "not measured yet (issue 19 item 4)",
-                "-", "-", ">= 0.95x"))
     return out
 
 

@@ -12,7 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("script", ["startup.py", "ddp_overhead.py", "staging.py", "scale.py"])
+@pytest.mark.parametrize("script", ["startup.py", "ddp_overhead.py", "staging.py", "scale.py",
+                                    "ps_throughput.py"])
 def test_cluster_benchmarks_fail_loudly_when_the_cluster_is_not_up(script, tmp_path, monkeypatch):
     monkeypatch.setenv("TFYARN_CLUSTER_DIR", str(tmp_path / "no-cluster"))
     res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--help"], capture_output=True,

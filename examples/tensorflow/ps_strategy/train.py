@@ -95,6 +95,7 @@ def main() -> None:
     coordinator.schedule(step_fn, args=(iterator,)).fetch()
     first_step()
     writer = tf.summary.create_file_writer(args.log_dir) if args.log_dir else None
+    t_train = time.time()  # after the first step: steps/s of steady training (benchmarks/ps_throughput.py)
     for epoch in range(args.epochs):
         results = [coordinator.schedule(step_fn, args=(iterator,)) for _ in range(args.steps_per_epoch)]
         coordinator.join()
@@ -105,6 +106,8 @@ def main() -> None:
             with writer.as_default():
                 tf.summary.scalar("loss", losses[-1], step=epoch)
             writer.flush()
+
+    train_s = time.time() - t_train
 
     # Under ParameterServerStrategy the ps tasks write a checkpoint of their own
     # variables, so it needs a path every task shares. Here the chief copies the
@@ -124,6 +127,7 @@ def main() -> None:
         "data": args.data_dir or "generated",
         "samples": int(x.shape[0]),
         "seconds": time.time() - t0,
+        "steps_per_second": args.epochs * args.steps_per_epoch / train_s if train_s > 0 else 0.0,
     }
     print("TFYARN_RESULT " + json.dumps(result), flush=True)
 
