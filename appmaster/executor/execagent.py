@@ -227,14 +227,19 @@ class ExecAgent:
         self.sessions: dict[str, Session] = {}
         self._stopped = threading.Event()
         self._events: Any = None
+        # A session is registered and started, or refused, as one step against stop(): stop() never
+        # meets a session whose threads have not started, and no session starts after stop().
+        self._lock = threading.Lock()
 
     def start(self) -> None:
         self._events = self.app.kv.events(prefix=self.watch, event_type="PUT")
         threading.Thread(target=self._serve, daemon=True).start()
 
     def stop(self, why: str = "the task's command ended; tfyarn ended this exec with it") -> None:
-        self._stopped.set()
-        for s in list(self.sessions.values()):
+        with self._lock:
+            self._stopped.set()
+            sessions = list(self.sessions.values())
+        for s in sessions:
             if s.proc.poll() is None:
                 s.stop(why)
             s.finisher.join(DRAIN_S + 2)  # its end reported before the executor exits
@@ -275,13 +280,19 @@ class ExecAgent:
         argv = list(request.argv)
         if self.container:
             argv = ["docker", "exec", "-i", *(["-t"] if request.tty else []), self.container, *argv]
-        try:
-            s = Session(self.app, request, argv, self.env, self.cwd, self.keep)
-        except OSError as e:
-            why = f"{argv[0]}: command not found" if isinstance(e, FileNotFoundError) else f"{argv[0]}: {e}"
-            log.warning(f"exec {session} refused: {why}")
-            self.app.kv[out + "refused"] = why.encode()
-            return
-        self.sessions[session] = s
-        log.info(f"exec {session} by {request.user}: {' '.join(request.argv)}" + (" (terminal)" if request.tty else ""))
-        s.start()
+        with self._lock:
+            if self._stopped.is_set():  # the task's command ended while this request was read
+                self.app.kv[out + "refused"] = b"the task's command has ended"
+                return
+            try:
+                s = Session(self.app, request, argv, self.env, self.cwd, self.keep)
+            except OSError as e:
+                why = f"{argv[0]}: command not found" if isinstance(e, FileNotFoundError) else f"{argv[0]}: {e}"
+                log.warning(f"exec {session} refused: {why}")
+                self.app.kv[out + "refused"] = why.encode()
+                return
+            self.sessions[session] = s
+            log.info(
+                f"exec {session} by {request.user}: {' '.join(request.argv)}" + (" (terminal)" if request.tty else "")
+            )
+            s.start()

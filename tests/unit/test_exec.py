@@ -132,6 +132,29 @@ def test_an_exec_ends_with_its_task_and_leaves_no_process(agent, tmp_path):  # t
         os.kill(pid, 0)
 
 
+def test_the_task_ending_while_an_exec_starts_still_ends_that_exec(agent, monkeypatch):  # type: ignore[no-untyped-def]
+    """CI saw stop() meet a session whose threads had not started yet (its start writes to the store first)."""
+    from appmaster.executor import execagent
+
+    original = execagent.Session.start
+    starting = threading.Event()
+
+    def slow_start(self):  # type: ignore[no-untyped-def]
+        starting.set()
+        time.sleep(0.5)
+        original(self)
+
+    monkeypatch.setattr(execagent.Session, "start", slow_start)
+    result: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: result.update(run=run(agent, "sleep", "600")))
+    t.start()
+    assert starting.wait(10)
+    agent.stop()  # mid-start: waits for the session to have started, then ends it
+    t.join(15)
+    code, _, err, _ = result["run"]
+    assert code == exit_code(-15) and b"the task's command ended" in err
+
+
 def test_a_request_after_the_task_ended_gets_no_answer_and_says_why(agent, monkeypatch):  # type: ignore[no-untyped-def]
     agent.stop()
     monkeypatch.setattr(protocol, "EXEC_ANSWER_S", 1)
