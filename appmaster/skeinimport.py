@@ -13,12 +13,14 @@ processes call it (their ``__main__``); the user's command never sees it.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import types
 from typing import Any
 
 
+@functools.total_ordering
 class LooseVersion:
     """Versions compared by their numeric parts, e.g. '1.62.3' > '1.18.0' (what skein asks)."""
 
@@ -26,23 +28,15 @@ class LooseVersion:
         self.text = str(text)
         self.parts = tuple(int(p) for p in re.findall(r"\d+", self.text))
 
-    def _other(self, other: Any) -> tuple[int, ...]:
+    @staticmethod
+    def _parts(other: Any) -> tuple[int, ...]:
         return other.parts if isinstance(other, LooseVersion) else LooseVersion(other).parts
 
     def __lt__(self, other: Any) -> bool:
-        return self.parts < self._other(other)
-
-    def __le__(self, other: Any) -> bool:
-        return self.parts <= self._other(other)
-
-    def __gt__(self, other: Any) -> bool:
-        return self.parts > self._other(other)
-
-    def __ge__(self, other: Any) -> bool:
-        return self.parts >= self._other(other)
+        return self.parts < self._parts(other)
 
     def __eq__(self, other: object) -> bool:
-        return self.parts == self._other(other)
+        return self.parts == self._parts(other)
 
     def __hash__(self) -> int:
         return hash(self.parts)

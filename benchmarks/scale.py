@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from _cluster import fail as _fail, require_cluster  # noqa: E402, I001
 from _paired import paired  # noqa: E402
-from _proccpu import CpuSampler  # noqa: E402
+from _proccpu import CpuSampler, platform_part  # noqa: E402
 from startup import floor_once, tfyarn_once  # noqa: E402
 
 KINDS = {"none": "none", "ddp": "pytorch"}
@@ -38,11 +38,9 @@ MEMORY_MB = 256
 
 
 def _am(cmdline: str) -> str | None:
-    if "appmaster.am" in cmdline:
-        return "am_script"
-    if "com.anaconda.skein.ApplicationMaster" in cmdline:
-        return "am_jvm"
-    return None
+    """The AM's two processes, as _proccpu names them; nothing else."""
+    part = platform_part(cmdline)
+    return part if part in ("am_script", "am_jvm") else None
 
 
 def log(msg: str) -> None:
