@@ -102,19 +102,21 @@ def test_input_and_output_on_a_second_namenode_get_their_token_at_submit(kcluste
 @pytest.fixture
 def viewfs(kcluster: LocalCluster, second_hdfs: ClusterLayout) -> Iterator[str]:
     """A viewfs mount table ``viewfs://ctab``: /second is the second NameNode's /tmp, /first the cluster's;
-    in the cluster's core-site, which the client, skein's driver and every container read."""
-    site = kcluster.layout.conf_dir / "core-site.xml"
-    before = site.read_text()
+    in the core-site of every node (the client and skein's driver read node 1's, a container its node's)."""
+    sites = [node.conf_dir / "core-site.xml" for node in (kcluster.layout, kcluster.layout.for_node(2))]
+    before = [site.read_text() for site in sites]
     # hdfs-native (tfyarn's HDFS client without libhdfs) needs a fallback link for the paths no link names.
     links = {"link./second": f"{NN2}/tmp", "link./first": f"{kcluster.layout.fs_uri}/tmp",
              "linkFallback": f"{kcluster.layout.fs_uri}/"}
     props = "".join(f"<property><name>fs.viewfs.mounttable.ctab.{escape(k)}</name><value>{escape(v)}</value>"
                     "</property>\n" for k, v in links.items())
-    site.write_text(before.replace("</configuration>", props + "</configuration>"))
+    for site, text in zip(sites, before, strict=True):
+        site.write_text(text.replace("</configuration>", props + "</configuration>"))
     try:
         yield "viewfs://ctab"
     finally:
-        site.write_text(before)
+        for site, text in zip(sites, before, strict=True):
+            site.write_text(text)
 
 
 def test_input_and_output_through_a_viewfs_mount_table_get_the_mounted_namenodes_tokens(
