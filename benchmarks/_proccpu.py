@@ -70,6 +70,7 @@ class CpuSampler:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self.history: list[tuple[float, dict[str, float]]] = []  # (time, {pid: cpu}) of each reading
         self._hwm: dict[str, int] = {}  # pid -> peak resident set (KiB), as the kernel keeps it
+        self._wall_offset = time.time() - time.monotonic()  # to place a wall-clock window on the readings
 
     def __enter__(self) -> CpuSampler:
         self._sample(initial=True)
@@ -117,6 +118,18 @@ class CpuSampler:
         for pid, part in self._part.items():
             out[part] = out.get(part, 0.0) + max(0.0, self._last[pid] - self._first[pid])
         return out
+
+    def in_window(self, start: float, end: float) -> tuple[dict[str, float], float]:
+        """({part: CPU seconds}, seconds covered) between two wall-clock times (``time.time()``), e.g. a
+        training loop's own start and end as its process reported them."""
+        inside = [(t, cpus) for t, cpus in self.history if start <= t + self._wall_offset <= end]
+        if len(inside) < 2:
+            raise ValueError(f"too few readings in the window ({len(inside)})")
+        (t0, a), (t1, b) = inside[0], inside[-1]
+        out: dict[str, float] = {}
+        for pid, cpu in b.items():
+            out[self._part[pid]] = out.get(self._part[pid], 0.0) + cpu - a.get(pid, 0.0)
+        return out, t1 - t0
 
     def steady_share(self, part: str, trim: float = 0.2) -> tuple[dict[str, float], float, float]:
         """({other part: CPU}, CPU of ``part``, seconds) in the middle of ``part``'s life.

@@ -85,6 +85,13 @@ def rows(res: dict[str, dict]) -> list[tuple[str, str, str, str, str]]:
                     f"{ps['steps_per_s']['tfyarn']:.1f} steps/s",
                     f"the same processes by hand {ps['steps_per_s']['by hand']:.1f} steps/s", ratio(pr),
                     f">= 0.95x: {verdict(pr['median'] >= 0.95)}"))
+        if (pc := ps.get("paired_cpu_per_step")) and (pb := ps.get("paired_beside")):
+            cl = ps.get("cluster_cpu_share", {})
+            out.append(("ps_throughput, where the difference goes (CPU from /proc in the chief's training window)",
+                        f"TF processes' CPU per step, tfyarn / by hand: {ratio(pc)}; tfyarn's own processes "
+                        f"{100 * ps['platform_cpu_share']:.2f}% of the training's CPU, the cluster's daemons "
+                        + ", ".join(f"{k} {100 * v:.1f}%" for k, v in cl.items()),
+                        "by hand beside an idle 4-task tfyarn job, steps/s vs by hand alone", ratio(pb), "reported"))
     if s := res.get("staging"):
         sp, share = s.get("paired_speedup"), s.get("share_of_limit")
         mib = s["bytes"] >> 20

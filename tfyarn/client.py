@@ -33,6 +33,7 @@ from tfyarn.admission import (
     parse_nodes,
     parse_queues,
 )
+from tfyarn.docwatch import open_watch
 from tfyarn.errors import SpecError, TfyarnError, UnreachableError
 from tfyarn.follow import follow
 from tfyarn.plan import TAG, PlanContext, plan, renewal_for
@@ -312,7 +313,7 @@ class Client:
         ``total_tasks`` None takes the count from the AM's status document. Interrupting the wait
         (KeyboardInterrupt) leaves the job running: ``kill`` stops it.
         """
-        return follow(self, app_id, total_tasks, progress, poll_s)
+        return follow(self, app_id, total_tasks, progress, poll_s, watch=lambda: open_watch(self._skein, app_id))
 
     def list_jobs(self) -> list[JobReport]:
         """tfyarn's applications (by tag), newest first."""

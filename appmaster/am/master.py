@@ -38,6 +38,9 @@ POLL_S = 0.25  # while the gang starts or a task restarts: every step of the sta
 # a task's end is seen up to 1 s later.
 STEADY_POLL_S = 2.0
 DOC_REFRESH_S = 2.0  # the status document's refresh while nothing changes (its duration, the page's clock)
+# The key-value copy is pushed to the owner's `wait` (tfyarn.docwatch): a change of a task's state,
+# address or events goes at once; a heartbeat's or telemetry's alone at most this often.
+KV_LIVE_EVERY_S = 5.0
 _ALL_STATES = ["WAITING", "REQUESTED", "RUNNING", "SUCCEEDED", "FAILED", "KILLED"]
 
 
@@ -225,8 +228,9 @@ class Job:
         role = spec.elastic_role
         self.elastic = f"{role.min_instances}:{role.instances}" if role else ""
 
-    def signature(self) -> tuple[Any, ...]:
-        """Changes whenever what the status shows of the tasks does (cheap: no document is built)."""
+    def signature(self, live: bool = True) -> tuple[Any, ...]:
+        """Changes whenever what the status shows of the tasks does (cheap: no document is built);
+        ``live`` False leaves out what changes while tasks train (telemetry, heartbeats)."""
         return (
             self.table.job_restarts,
             self.events.count,
@@ -244,8 +248,8 @@ class Job:
                     len(t.timeline),
                     tuple(t.gpus),
                     t.gpu_binding,
-                    repr(t.telemetry),
-                    t.progress.time if t.progress else 0.0,
+                    repr(t.telemetry) if live else None,
+                    t.progress.time if live and t.progress else 0.0,
                 )
                 for t in self.table.tasks
             ),
@@ -312,7 +316,9 @@ def follow(app: skein.ApplicationClient, job: Job, web: StatusServer, store: Ren
     log.info(f"following the {len(table.tasks)} container(s) of job {spec.name!r}")
     pool, bound = gpus.DevicePool(), set[str]()
     last: tuple[Any, ...] = ()
-    doc_at = 0.0
+    kv_sig: tuple[Any, ...] = ()  # the key-value copy's (signature, shape) and when it was written
+    kv_shape: tuple[Any, ...] = ()
+    doc_at = kv_at = 0.0
     while (outcome := table.outcome()) is None:
         # Steady: every task trains (elastic: or waits for capacity, or was given up): slower polls.
         steady = "rendezvous" in job.timeline and all(
@@ -361,15 +367,15 @@ def follow(app: skein.ApplicationClient, job: Job, web: StatusServer, store: Ren
             outcome = ("FAILED", over_max_runtime(spec.max_runtime_s, now - job.origin(), table))
             break
         # The document costs tens of ms at 1,000 tasks: rebuilt when a task changed, or every
-        # DOC_REFRESH_S for its clock; copied to the key-value store only on a change.
+        # DOC_REFRESH_S for its clock; copied to the key-value store on a change (KV_LIVE_EVERY_S).
         sig = job.signature()
         if sig != last or now - doc_at >= DOC_REFRESH_S:
             doc = job.status("RUNNING")
             web.update(doc)
-            doc_at = now
-            if sig != last:
+            doc_at, last = now, sig
+            if sig != kv_sig and ((shape := job.signature(live=False)) != kv_shape or now - kv_at >= KV_LIVE_EVERY_S):
                 app.kv[protocol.KV_STATUS] = doc.to_json().encode()
-                last = sig
+                kv_sig, kv_shape, kv_at = sig, shape, now
     job.events.decided(table, outcome)
     # Decided: whatever still runs or waits (parameter servers, evaluator, the rest after a
     # failure, requests YARN never granted) is stopped and released.

@@ -92,3 +92,41 @@ def test_ctrl_c_in_wait_leaves_the_job_running(cluster, yarn_apps):
         assert status_json(app)["state"] in ("ACCEPTED", "RUNNING")  # following stopped, the job did not
     finally:
         assert tfyarn("kill", app).returncode == 0
+
+
+def test_wait_takes_the_ams_documents_pushed_while_the_job_trains(cluster, yarn_apps, monkeypatch):
+    """Once the job trains, Client.wait stops polling: the AM's status documents come through a watch
+    on its key-value store, the last one (the AM's decided state) the moment the AM writes it."""
+    import tfyarn.client as client_mod
+    from tfyarn.client import Client
+    from tfyarn.spec import JobSpec, RoleSpec
+
+    watches, docs = [], []
+
+    def spy(sk, app_id):
+        w = client_mod.docwatch_open(sk, app_id)
+        if w is not None:
+            real_next = w.next
+            w.next = lambda timeout: docs.append(real_next(timeout)) or docs[-1]
+        watches.append(w)
+        return w
+
+    monkeypatch.setattr(client_mod, "docwatch_open", client_mod.open_watch, raising=False)
+    monkeypatch.setattr(client_mod, "open_watch", spy)
+    cmd = ("python", "-c", "import time; time.sleep(12)")
+    spec = JobSpec(name="it-pushed-docs", command=cmd, framework="none",
+                   roles={"worker": RoleSpec("worker", 2, memory_mb=512, command=cmd)}).validate()
+    with Client() as client:
+        app = client.submit(spec)
+        yarn_apps.append(app)
+        reports = []
+        real_report = client.report
+        monkeypatch.setattr(client, "report", lambda a: reports.append(a) or real_report(a))
+        final = client.wait(app, poll_s=1.0)
+    assert final.state.value == "SUCCEEDED", final.diagnostics
+    assert len(watches) == 1 and watches[0] is not None, "the owner's watch did not open"
+    pushed = [d for d in docs if d is not None]
+    assert pushed and pushed[-1].state == "SUCCEEDED", [d.state for d in pushed]  # the AM's decided document
+    # 12 s of training read from the push stream, not polled every 2 s: YARN is asked when the
+    # watch opens, then until the AM's container has ended (about a second after its last document)
+    assert len(reports) <= 12, f"{len(reports)} RM reads; the pushed documents: {[d.state for d in pushed]}"

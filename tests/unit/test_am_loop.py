@@ -539,3 +539,16 @@ def test_main_with_an_unreadable_spec_ends_the_application_failed_not_hanging(mo
     assert master.main() == 1
     assert app.final is not None and app.final[0] == "FAILED"
     assert app.final[1].startswith("tfyarn AM error: SpecError: roles.worker")
+
+
+def test_a_heartbeat_changes_the_pages_signature_but_not_the_shape_the_pushed_copy_follows(gang):
+    """The key-value copy of the status goes to the owner's `wait` (tfyarn.docwatch): a heartbeat alone
+    rewrites it at most every KV_LIVE_EVERY_S, a task's state change at once."""
+    g = gang(worker=1)
+    job, t = g.job, g.job.table.tasks[0]
+    page, shape = job.signature(), job.signature(live=False)
+    t.progress = wire.Progress(time=time.time(), step=3, metrics={"loss": 0.5})
+    assert job.signature() != page and job.signature(live=False) == shape
+    t.state = TaskState.SUCCEEDED
+    assert job.signature(live=False) != shape
+    assert master.KV_LIVE_EVERY_S > master.DOC_REFRESH_S

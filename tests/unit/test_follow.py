@@ -1,12 +1,15 @@
 """Following a job (tfyarn.follow, Client.wait): progress lines, printed once per change, to the job's end."""
 from __future__ import annotations
 
+import queue
+import types
 from dataclasses import replace
 
 import pytest
 
 from tfyarn import follow as follow_mod
 from tfyarn.client import Client
+from tfyarn.docwatch import DocWatch, WatchEnded, open_watch
 from tfyarn.follow import follow, progress_line
 from tfyarn.status import JobReport, JobState, TaskState
 from tfyarn.wire import StatusDoc, TaskStatus
@@ -127,7 +130,115 @@ def test_without_a_progress_callback_it_is_silent(capsys):
 
 
 def test_client_wait_is_the_loop():
-    """Client.wait needs only report() and live_doc() of the client it is called on."""
+    """Client.wait needs only report(), live_doc() and a skein client to open the push watch with
+    (None here: the watch cannot open, and it polls)."""
     lines: list[str] = []
-    final = Client.wait(FakeJob(STEPS), APP, progress=lines.append, poll_s=0)  # type: ignore[arg-type]
+    job = FakeJob(STEPS)
+    job._skein = None  # type: ignore[attr-defined]
+    final = Client.wait(job, APP, progress=lines.append, poll_s=0)  # type: ignore[arg-type]
     assert final.state is JobState.SUCCEEDED and lines[-1].endswith("] SUCCEEDED") and len(lines) == 8
+
+
+class FakePushed:
+    """The AM's documents as a watch would push them: each item a document, None (quiet for the
+    whole wait) or "end" (the stream broke)."""
+
+    def __init__(self, items: list[StatusDoc | None | str]) -> None:
+        self.items, self.waits, self.closed = list(items), [], False
+
+    def next(self, timeout: float) -> StatusDoc | None:
+        self.waits.append(timeout)
+        item = self.items.pop(0) if self.items else None
+        if item == "end":
+            raise WatchEnded("ConnectionError: Unable to connect to application")
+        return item  # type: ignore[return-value]
+
+    def close(self) -> None:
+        self.closed = True
+
+
+TRAIN_STEPS = [(R, ALL_REGISTERED), (R, TRAINING), (R, TRAINING), (JobState.SUCCEEDED, None)]
+
+
+def test_while_training_the_pushed_documents_replace_polling():
+    one_ended = replace(TRAINING, tasks=(TRAINING.tasks[0], replace(TRAINING.tasks[1], state=TaskState.SUCCEEDED)))
+    decided = replace(one_ended, state="SUCCEEDED",
+                      tasks=tuple(replace(t, state=TaskState.SUCCEEDED) for t in one_ended.tasks))
+    pushed, opened, job, lines = FakePushed([one_ended, decided]), [], FakeJob(TRAIN_STEPS), []
+
+    def watch():
+        opened.append(1)
+        return pushed
+
+    final = follow(job, APP, 2, progress=lines.append, poll_s=0, watch=watch)
+    assert final.state is JobState.SUCCEEDED
+    assert opened == [1] and pushed.closed  # opened once training was seen, closed once the AM decided
+    # RM: the starting poll, the training poll that opened the watch, then only after the AM decided
+    assert job.polls == 4 and job.doc_reads == 2
+    assert [line.split("] ", 1)[1] for line in lines][-3:] == [
+        "RUNNING: containers 2/2 allocated, 2/2 registered; training (1/2 task(s) ended)",
+        "RUNNING: containers 2/2 allocated, 2/2 registered; training (2/2 task(s) ended)", "SUCCEEDED"]
+
+
+def test_a_quiet_watch_still_asks_yarn_every_watch_check_s():
+    pushed = FakePushed([None, None])
+    job = FakeJob([(R, TRAINING), (R, TRAINING), (R, TRAINING), (JobState.FAILED, None)])
+    assert follow(job, APP, 2, poll_s=0, watch=lambda: pushed).state is JobState.FAILED
+    assert job.polls == 4 and len(pushed.waits) == 2 and pushed.closed
+    assert 0 < pushed.waits[0] <= follow_mod.WATCH_CHECK_S
+
+
+def test_a_broken_watch_falls_back_to_polling():
+    pushed, opened = FakePushed(["end"]), []
+    job = FakeJob([(R, TRAINING), (R, TRAINING), (R, TRAINING), (R, TRAINING), (JobState.KILLED, None)])
+    final = follow(job, APP, 2, poll_s=0, watch=lambda: opened.append(1) or pushed)
+    assert final.state is JobState.KILLED and pushed.closed and opened == [1]  # never reopened
+    assert job.polls == 5 and len(pushed.waits) == 1
+
+
+def test_without_a_watch_following_polls_as_before():
+    job = FakeJob([*TRAIN_STEPS[:3], (R, TRAINING), (JobState.SUCCEEDED, None)])
+    assert follow(job, APP, 2, poll_s=0, watch=lambda: None).state is JobState.SUCCEEDED
+    assert job.polls == 5
+
+
+class FakeEvents:
+    def __init__(self, items: list) -> None:
+        self.items, self.unsubscribed = list(items), False
+
+    def get(self, timeout: float):
+        if not self.items:
+            raise queue.Empty
+        item = self.items.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    def unsubscribe_all(self) -> None:
+        self.unsubscribed = True
+
+
+def test_docwatch_reads_skeins_events_and_says_when_the_stream_ended():
+    def event(d: StatusDoc | bytes) -> types.SimpleNamespace:  # skein's Event: the value is in result
+        raw = d if isinstance(d, bytes) else d.to_json().encode()
+        return types.SimpleNamespace(key="tfyarn/status", result=types.SimpleNamespace(value=raw, owner=None))
+
+    other = replace(TRAINING, app_id="application_1_0002")
+    w = DocWatch(FakeEvents([event(TRAINING), event(other), ConnectionError("Unable to connect to application")]), APP)
+    assert w.next(1.0) == TRAINING
+    assert w.next(1.0) is None  # another job's document is not this one's
+    with pytest.raises(WatchEnded, match="ConnectionError"):
+        w.next(1.0)
+    assert w.next(0.1) is None  # nothing queued: a quiet wait
+    w.close()
+    bad = DocWatch(FakeEvents([event(b"{not json")]), APP)
+    with pytest.raises(WatchEnded, match="unreadable"):
+        bad.next(1.0)
+
+
+def test_open_watch_is_none_where_the_store_cannot_be_opened():
+    class NoAccess:
+        def connect(self, app_id, wait=False):
+            raise PermissionError("not the owner")
+
+    assert open_watch(NoAccess(), APP) is None
