@@ -136,8 +136,14 @@ def plan(spec: JobSpec, ctx: PlanContext) -> skein.ApplicationSpec:
     # the job places them itself: then the AM asks from the <role>@<host> services.
     yarn_places = spec.placement == placement.YARN
     # A node label goes with YARN's placement only: YARN takes no label on a request for a host.
+    # Under YARN's placement the <role>@<host> services serve only restarts (placed away from a lost
+    # node): a job that never restarts a task goes without them, and skein submits it faster
+    # (12 empty services of a 4-task job on 4 nodes: about 0.7 s of the submit).
+    restarts = any(r.restart_policy != "never" for r in spec.roles.values())
     per_node = (
-        bool(ctx.nodes) and not spec.labels and (len(ctx.nodes) > 1 or bool(spec.exclude_nodes) or not yarn_places)
+        bool(ctx.nodes)
+        and not spec.labels
+        and ((len(ctx.nodes) > 1 and restarts) or bool(spec.exclude_nodes) or not yarn_places)
     )
     services = {}
     for role in spec.roles.values():

@@ -19,11 +19,11 @@ def node(host: str, mem: int = 16 * GiB, gpus: int = 4, state: str = "RUNNING") 
     return NodeCapacity(f"{host}:8041", mem, 16, gpus, state, free_memory_mb=mem, free_vcores=16, free_gpus=gpus)
 
 
-def ps_job(workers: int = 2, mode: str = "spread", exclude: tuple[str, ...] = ()) -> JobSpec:
+def ps_job(workers: int = 2, mode: str = "spread", exclude: tuple[str, ...] = (), restart: str = "never") -> JobSpec:
     roles = {
         "chief": RoleSpec("chief", instances=1, memory_mb=GiB),
         "ps": RoleSpec("ps", instances=1, memory_mb=GiB),
-        "worker": RoleSpec("worker", instances=workers, memory_mb=GiB, gpus=1),
+        "worker": RoleSpec("worker", instances=workers, memory_mb=GiB, gpus=1, restart_policy=restart),
     }
     return JobSpec(name="j", command=("python", "t.py"), roles=roles, framework="tensorflow",
                    placement=mode, exclude_nodes=exclude).validate()
@@ -74,8 +74,9 @@ def test_choose_avoids_lost_nodes_and_falls_back_to_any_node():
 
 
 def test_plan_declares_a_strict_service_per_role_and_node_and_yarn_placement_keeps_its_instances():
+    """Under YARN's placement they serve restarts (placed away from a lost node): a role that restarts."""
     ctx = PlanContext(python="/py", nodes=("localhost", "127.0.0.2"))
-    app = plan(ps_job(mode="yarn"), ctx)
+    app = plan(ps_job(mode="yarn", restart="on-failure"), ctx)
     assert app.services["worker"].instances == 2 and app.services["worker"].nodes == []
     svc = app.services["worker@127.0.0.2"]
     assert svc.instances == 0 and svc.nodes == ["127.0.0.2"] and not svc.relax_locality
@@ -89,6 +90,16 @@ def test_spread_plans_no_container_of_its_own_and_excluded_nodes_get_no_service(
     assert app.services["worker"].instances == 0
     assert app.services["worker"].nodes == ["localhost"] and not app.services["worker"].relax_locality
     assert "worker@localhost" in app.services and not any("127.0.0.2" in s for s in app.services)
+
+
+def test_under_yarns_placement_a_job_that_never_restarts_gets_no_service_per_node():
+    """They would only slow skein's submit (a service each, with no container to ask for)."""
+    app = plan(ps_job(mode="yarn"), PlanContext(python="/py", nodes=("localhost", "127.0.0.2")))
+    assert set(app.services) == {"chief", "ps", "worker"} and protocol.ENV_NODE_HOSTS not in app.master.env
+    assert app.services["worker"].instances == 2
+    for restart in ("on-failure", "all"):
+        assert "worker@127.0.0.2" in plan(ps_job(mode="yarn", restart=restart),
+                                          PlanContext(python="/py", nodes=("localhost", "127.0.0.2"))).services
 
 
 def test_a_one_node_cluster_plans_as_before():

@@ -161,13 +161,17 @@ def _land(
     dst_fs.create_dir(posixpath.dirname(target), recursive=True)
     copied = 0
     with src_fs.open_input_stream(src_path, compression=None) as fin, _open_part(dst_fs, part) as fout:
-        while (want := CHUNK if limit is None else min(CHUNK, limit - copied)) > 0 and (chunk := fin.read(want)):
+        # read_buffer: Arrow's own buffer, written from as it is; read() would copy each chunk into
+        # a new bytes object first (1 GiB from HDFS read into nothing: 1.1 s against 1.5-1.8 s).
+        while (want := CHUNK if limit is None else min(CHUNK, limit - copied)) > 0 and (
+            n := (chunk := fin.read_buffer(want)).size
+        ):
             fout.write(chunk)
-            copied += len(chunk)
+            copied += n
             if digest is not None:
                 digest.update(chunk)
             if tick:
-                tick(len(chunk))
+                tick(n)
     if expect is not None and (got := dst_fs.get_file_info(part).size) != expect:
         dst_fs.delete_file(part)
         raise StorageError(f"size mismatch writing {target}: {got} bytes, expected {expect}")
