@@ -408,12 +408,12 @@ class Client:
 
     # -- logs -----------------------------------------------------------------
     def logs(self, app_id: str) -> str:
-        """Aggregated logs through ``yarn logs`` (skein's reader predates Hadoop 3.3's layout)."""
-        try:
-            return self._yarn_logs(app_id)
-        except TfyarnError:
-            self.report(app_id)  # an id the RM does not know says so, not "could not locate logs"
-            raise
+        """Aggregated logs through ``yarn logs`` (skein's reader predates Hadoop 3.3's layout); right after
+        the end, once YARN has collected every container's: until then it shows only some, with exit 0."""
+        deadline = time.monotonic() + 90  # report(): an id the RM does not know says so, not "could not locate"
+        while self.report(app_id).state.is_terminal() and self._aggregating(app_id) and time.monotonic() < deadline:
+            time.sleep(1.0)
+        return self._yarn_logs(app_id)
 
     def task_log(self, app_id: str, task: TaskStatus, running: bool) -> str | None:
         """One task's output: from its NodeManager while it keeps the file, else from the aggregated logs.

@@ -242,3 +242,21 @@ def test_open_watch_is_none_where_the_store_cannot_be_opened():
             raise PermissionError("not the owner")
 
     assert open_watch(NoAccess(), APP) is None
+
+
+def test_logs_of_a_job_that_just_ended_wait_until_yarn_has_collected_every_containers(monkeypatch):
+    """`yarn logs` during aggregation exits 0 with only the containers collected so far: `tfyarn logs`
+    right after `--wait` must not print part of a job's output as all of it."""
+    client = Client.__new__(Client)
+    aggregating, read_at = [True, True, False], []
+    monkeypatch.setattr(client, "report", lambda app_id: report(JobState.SUCCEEDED), raising=False)
+    monkeypatch.setattr(client, "_aggregating", lambda app_id: aggregating.pop(0), raising=False)
+    monkeypatch.setattr(client, "_yarn_logs", lambda app_id: read_at.append(len(aggregating)) or "all", raising=False)
+    monkeypatch.setattr(follow_mod.time, "sleep", lambda s: None)
+    assert client.logs(APP) == "all" and read_at == [0]  # read only once YARN said it was done
+    running = Client.__new__(Client)
+    monkeypatch.setattr(running, "report", lambda app_id: report(JobState.RUNNING), raising=False)
+    monkeypatch.setattr(running, "_aggregating", lambda app_id: pytest.fail("a running job is not waited for"),
+                        raising=False)
+    monkeypatch.setattr(running, "_yarn_logs", lambda app_id: "so far", raising=False)
+    assert running.logs(APP) == "so far"
