@@ -39,7 +39,16 @@ TFYARN = [sys.executable, "-m", "tfyarn"]
 
 
 def parse_results(text: str) -> list[dict]:
-    return [json.loads(line.split(" ", 1)[1]) for line in text.splitlines() if line.startswith("TFYARN_RESULT ")]
+    """Every rank's TFYARN_RESULT object. torchrun's ranks share one stdout pipe, so one rank's line
+    can land inside another's (a benchmark run once read only rank 0's): each marker is decoded
+    where it stands, not per line."""
+    decoder, out = json.JSONDecoder(), []
+    for m in re.finditer(r"TFYARN_RESULT ", text):
+        try:
+            out.append(decoder.raw_decode(text, m.end())[0])
+        except ValueError:
+            continue
+    return out
 
 
 SHARES: list[tuple[dict[str, float], float, float]] = []  # each tfyarn run's steady ({part: CPU}, training CPU, s)
