@@ -103,6 +103,10 @@ def rows(res: dict[str, dict]) -> list[tuple[str, str, str, str, str]]:
             out.append(("staging's share of the limit (the same bytes read into nothing)",
                         f"{100 * share['median']:.0f}% ({100 * share['low']:.0f}-{100 * share['high']:.0f}%)",
                         f"read {s['read_limit_s']:.2f} s ({mib / s['read_limit_s']:.0f} MiB/s)", "-", "reported"))
+        if both := s.get("share_of_read_plus_write"):
+            out.append(("staging against reading and then writing the same bytes (CPU-bound on 2 cores)",
+                        f"{100 * both['median']:.0f}% ({100 * both['low']:.0f}-{100 * both['high']:.0f}%)",
+                        f"write from memory {s['write_s']:.2f} s ({mib / s['write_s']:.0f} MiB/s)", "-", "reported"))
     if a := res.get("am_scale"):
         out.append((f"am_scale, {a['tasks']} tasks, in-process",
                     f"register + view {1000 * a['registration of all tasks + cluster view']:.1f} ms CPU; "

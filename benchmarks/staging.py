@@ -6,7 +6,9 @@ median times, the ratio taken per round (median and spread: both tools met the
 same load in a round) and one JSON line. Each round also reads the same bytes
 from HDFS into nothing, with as many threads (the DataNode's serving rate with
 no local disk write): the limit staging could reach here; tfyarn's share of it
-is printed. Not a timed test: machines are shared and noisy; compare the
+is printed. And each round writes as many bytes from memory into local files
+with as many threads: the local write's own cost, which on 2 cores adds to the
+read's (both take CPU; neither waits on a disk here). Not a timed test: machines are shared and noisy; compare the
 numbers of the same run.
 
     tfyarn cluster up && python benchmarks/staging.py
@@ -51,13 +53,16 @@ def main() -> None:
             subprocess.run([hdfs, "dfs", "-rm", "-r", "-f", "-skipTrash", REMOTE], capture_output=True)
             subprocess.run([hdfs, "dfs", "-mkdir", "-p", os.path.dirname(REMOTE)], check=True)
             subprocess.run([hdfs, "dfs", "-put", tmp, REMOTE], check=True)
-    times: dict[str, list[float]] = {"tfyarn": [], "hdfs dfs -get": [], "read to nothing": []}
+    times: dict[str, list[float]] = {"tfyarn": [], "hdfs dfs -get": [], "read to nothing": [],
+                                     "write from memory": []}
     for r in range(args.rounds):
         for tool in times:
             out = tempfile.mkdtemp(prefix="staging-bench-")
             t0 = time.monotonic()
             if tool == "read to nothing":
                 assert read_all(src, args.threads) == TOTAL
+            elif tool == "write from memory":
+                write_all(out, args.threads)
             elif tool == "tfyarn":
                 report = copy_tree(src, locate(parse_uri(os.path.join(out, "d"))), threads=args.threads)
                 assert report.files == FILES and report.bytes == TOTAL
@@ -78,11 +83,30 @@ def main() -> None:
     print(f"  speed-up over hdfs dfs -get, per round: {speedup.text()} (target >= 2x in every round: "
           f"{'met' if speedup.low >= 2 else 'not met'})")
     print(f"  tfyarn's share of the limit, per round: {share.text()}")
+    write = statistics.median(times["write from memory"])
+    both = paired([r + w for r, w in zip(times["read to nothing"], times["write from memory"], strict=True)],
+                  times["tfyarn"])
+    print(f"  {'write from memory':<20}{write:8.2f} s  {TOTAL / write / 2**20:8.0f} MiB/s  (the local write alone)")
+    print(f"  tfyarn against read + write done one after the other, per round: {both.text()}")
     print(json.dumps({"benchmark": "staging", "files": FILES, "bytes": TOTAL, "rounds": args.rounds,
                       "tfyarn_s": ours, "hdfs_get_s": theirs, "read_limit_s": limit,
                       "ratio": theirs / ours, "paired_speedup": speedup.to_dict(),
-                      "share_of_limit": share.to_dict(), "all_s": times,
+                      "share_of_limit": share.to_dict(), "write_s": write,
+                      "share_of_read_plus_write": both.to_dict(), "all_s": times,
                       "cores": os.cpu_count(), "date": time.strftime("%Y-%m-%d")}))
+
+
+def write_all(out: str, threads: int) -> None:
+    """Write FILES files of TOTAL / FILES bytes each from one buffer in memory into ``out``, ``threads`` at a time."""
+    buf = os.urandom(TOTAL // FILES)
+    os.makedirs(os.path.join(out, "d"))
+
+    def one(i: int) -> None:
+        with open(os.path.join(out, "d", f"part-{i:05d}"), "wb") as f:
+            f.write(buf)
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(one, range(FILES)))
 
 
 def read_all(src: object, threads: int) -> int:
