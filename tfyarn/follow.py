@@ -84,6 +84,7 @@ def follow(
     t0, last, doc_at = time.monotonic(), "", 0.0
     doc: StatusDoc | None = None
     pushed: PushedDocs | None = None
+    decided = False  # the AM's pushed document said it decided: YARN's end is a second away
 
     def show(state: str) -> None:
         nonlocal last
@@ -107,7 +108,7 @@ def follow(
             if watch is not None and training and rep.state.value == "RUNNING":
                 pushed, watch = watch(), None  # one try: None (not the owner, say) keeps polling
             if pushed is None:
-                time.sleep(poll_s * TRAINING_SLOWER if training else poll_s)
+                time.sleep(poll_s * TRAINING_SLOWER if training and not decided else poll_s)
                 continue
             deadline = time.monotonic() + WATCH_CHECK_S
             while pushed is not None:
@@ -123,7 +124,7 @@ def follow(
                 show("RUNNING")
                 if new.state not in _UNDECIDED:  # the AM decided and is ending: poll YARN to its end
                     pushed.close()
-                    pushed = None
+                    pushed, decided = None, True
     finally:
         if pushed is not None:
             pushed.close()

@@ -160,7 +160,7 @@ class FakePushed:
 TRAIN_STEPS = [(R, ALL_REGISTERED), (R, TRAINING), (R, TRAINING), (JobState.SUCCEEDED, None)]
 
 
-def test_while_training_the_pushed_documents_replace_polling():
+def test_while_training_the_pushed_documents_replace_polling(monkeypatch):
     one_ended = replace(TRAINING, tasks=(TRAINING.tasks[0], replace(TRAINING.tasks[1], state=TaskState.SUCCEEDED)))
     decided = replace(one_ended, state="SUCCEEDED",
                       tasks=tuple(replace(t, state=TaskState.SUCCEEDED) for t in one_ended.tasks))
@@ -170,8 +170,11 @@ def test_while_training_the_pushed_documents_replace_polling():
         opened.append(1)
         return pushed
 
-    final = follow(job, APP, 2, progress=lines.append, poll_s=0, watch=watch)
+    slept: list[float] = []
+    monkeypatch.setattr(follow_mod.time, "sleep", slept.append)
+    final = follow(job, APP, 2, progress=lines.append, poll_s=1.0, watch=watch)
     assert final.state is JobState.SUCCEEDED
+    assert slept[-1] == 1.0  # once the AM decided, YARN is asked every poll, not every training poll
     assert opened == [1] and pushed.closed  # opened once training was seen, closed once the AM decided
     # RM: the starting poll, the training poll that opened the watch, then only after the AM decided
     assert job.polls == 4 and job.doc_reads == 2
